@@ -1,0 +1,1 @@
+//! turnkeeper model (skeleton).
