@@ -1,1 +1,36 @@
-//! turnkeeper model (skeleton).
+//! turnkeeper's wire formats and the neutral transcript view.
+//!
+//! - [`json`]: the single-pass span scanner everything is read with.
+//! - [`read()`]: Anthropic, Gemini and OpenCode-export bodies into a [`Transcript`].
+//! - [`edit`]: the [`Draft`] that repairs edit, and the splice writer that keeps every unchanged
+//!   byte.
+//!
+//! Reading is lossless by construction: a [`Transcript`] stores spans into the input, never
+//! decoded copies, and [`Draft::output`] returns the input itself when nothing changed.
+//!
+//! ```
+//! use turnkeeper_model::{read, Draft, FormatHint};
+//! let body = r#"{"messages": [ {"role":"user","content":[{"type":"text","text":"hi"},
+//!                 {"type":"text","text":"  "}]} ]}"#;
+//! let t = read(body, FormatHint::Auto)?;
+//! let mut d = Draft::new(&t);
+//! assert_eq!(d.output(), body); // unchanged: the very same bytes
+//! d.remove_block(0, 1);
+//! assert_eq!(d.output(), r#"{"messages": [ {"role":"user","content":[{"type":"text","text":"hi"}]} ]}"#);
+//! # Ok::<(), turnkeeper_model::ModelError>(())
+//! ```
+
+pub mod edit;
+pub mod error;
+pub mod json;
+pub mod read;
+pub mod view;
+
+pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
+pub use error::ModelError;
+pub use json::{Span, StrSpan};
+pub use read::{FormatHint, read, read_block, read_bytes, sniff};
+pub use view::{
+    Block, BlockKind, BodyKind, Content, Format, Message, RequestMeta, Role, ThinkingParam,
+    Transcript,
+};

@@ -1,0 +1,709 @@
+//! Editing a transcript without re-serialising what did not change.
+//!
+//! A [`Draft`] starts as "every message untouched". Rules remove, insert and move blocks and
+//! messages, and set top-level keys. [`Draft::output`] then splices: unchanged bytes are copied
+//! from the input; a message whose blocks changed gets a new content array made of its original
+//! block slices (byte-identical) and the new blocks; separators and indentation between original
+//! neighbours are copied too, so a diff of input and output shows only what changed.
+
+use std::borrow::Cow;
+
+use crate::error::ModelError;
+use crate::json::{Span, StrSpan, write_string};
+use crate::read::read_block;
+use crate::view::{Block, BlockKind, BodyKind, Content, Format, Role, Transcript};
+
+/// A block that did not come from the input: its JSON text and its view (spans into `json`).
+#[derive(Clone, Debug)]
+pub struct NewBlock {
+    /// The block's JSON text.
+    pub json: String,
+    /// The block's view, with spans relative to `json`.
+    pub block: Block,
+}
+
+impl NewBlock {
+    /// Reads `json` as one block of `format`.
+    ///
+    /// # Errors
+    /// When `json` is not one valid block.
+    pub fn new(format: Format, json: String) -> Result<NewBlock, ModelError> {
+        let block = read_block(format, &json)?;
+        Ok(NewBlock { json, block })
+    }
+}
+
+/// One block of a draft message: an original block (by its index in [`Transcript::blocks`]) or
+/// a new one.
+#[derive(Clone, Debug)]
+pub enum DraftBlock {
+    /// Block `n` of the transcript's flat block list.
+    Orig(u32),
+    /// A block made by a repair.
+    New(Box<NewBlock>),
+}
+
+/// One message of a draft.
+#[derive(Clone, Debug)]
+pub enum DraftMessage {
+    /// Original message `idx`; `blocks` is `None` while its content is untouched.
+    Orig {
+        /// Index into [`Transcript::messages`].
+        idx: u32,
+        /// The new block list, once changed.
+        blocks: Option<Vec<DraftBlock>>,
+    },
+    /// A message made by a repair.
+    New {
+        /// Its role.
+        role: Role,
+        /// Its blocks.
+        blocks: Vec<DraftBlock>,
+    },
+}
+
+/// A request-level edit: set (or remove, with `None`) a top-level key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopEdit {
+    /// The key.
+    pub key: String,
+    /// The new JSON value, or `None` to remove the key.
+    pub value: Option<String>,
+}
+
+/// A read-only view of one block in a draft: its source text and its view.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockRef<'d> {
+    /// The text the block's spans point into (the input, or a new block's own JSON).
+    pub src: &'d str,
+    /// The block.
+    pub block: &'d Block,
+    /// For an original block, its index in [`Transcript::blocks`].
+    pub orig: Option<u32>,
+}
+
+impl<'d> BlockRef<'d> {
+    /// The block's kind.
+    pub fn kind(&self) -> BlockKind {
+        self.block.kind()
+    }
+    /// The block's exact JSON text.
+    pub fn raw(&self) -> &'d str {
+        self.block.span.get(self.src)
+    }
+    /// The wire type name.
+    pub fn type_name(&self) -> Cow<'d, str> {
+        self.block.type_name(self.src)
+    }
+    /// Decodes a string field of this block.
+    pub fn str(&self, f: Option<StrSpan>) -> Option<Cow<'d, str>> {
+        f.map(|s| s.decode(self.src))
+    }
+    /// The call id (`tool_use.id`, ...).
+    pub fn id(&self) -> Option<Cow<'d, str>> {
+        self.str(self.block.id)
+    }
+    /// The id a result answers.
+    pub fn tool_use_id(&self) -> Option<Cow<'d, str>> {
+        self.str(self.block.tool_use_id)
+    }
+    /// The text (or thinking text).
+    pub fn text(&self) -> Option<Cow<'d, str>> {
+        self.str(self.block.text)
+    }
+    /// The signature.
+    pub fn signature(&self) -> Option<Cow<'d, str>> {
+        self.str(self.block.signature)
+    }
+    /// True for empty or whitespace-only text blocks.
+    pub fn is_blank(&self) -> bool {
+        self.block.is_blank(self.src)
+    }
+}
+
+/// A transcript under repair. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Draft<'t, 'a> {
+    t: &'t Transcript<'a>,
+    msgs: Vec<DraftMessage>,
+    top: Vec<TopEdit>,
+    changed: bool,
+}
+
+impl<'t, 'a> Draft<'t, 'a> {
+    /// A draft with every message untouched.
+    pub fn new(t: &'t Transcript<'a>) -> Self {
+        let msgs = (0..t.messages.len() as u32)
+            .map(|idx| DraftMessage::Orig { idx, blocks: None })
+            .collect();
+        Draft {
+            t,
+            msgs,
+            top: Vec::new(),
+            changed: false,
+        }
+    }
+
+    /// The transcript the draft edits.
+    pub fn transcript(&self) -> &'t Transcript<'a> {
+        self.t
+    }
+
+    /// True once anything was changed.
+    pub fn is_changed(&self) -> bool {
+        self.changed
+    }
+
+    /// Number of messages now.
+    pub fn len(&self) -> usize {
+        self.msgs.len()
+    }
+
+    /// True when there are no messages.
+    pub fn is_empty(&self) -> bool {
+        self.msgs.is_empty()
+    }
+
+    /// The messages, as the draft holds them.
+    pub fn messages(&self) -> &[DraftMessage] {
+        &self.msgs
+    }
+
+    /// The request-level edits made so far.
+    pub fn top_edits(&self) -> &[TopEdit] {
+        &self.top
+    }
+
+    /// The role of message `i`.
+    pub fn role(&self, i: usize) -> Role {
+        match self.msgs.get(i) {
+            Some(DraftMessage::Orig { idx, .. }) => self.t.messages[*idx as usize].role,
+            Some(DraftMessage::New { role, .. }) => *role,
+            None => Role::Other,
+        }
+    }
+
+    /// The original index of message `i`, if it came from the input.
+    pub fn origin(&self, i: usize) -> Option<usize> {
+        match self.msgs.get(i) {
+            Some(DraftMessage::Orig { idx, .. }) => Some(*idx as usize),
+            _ => None,
+        }
+    }
+
+    /// The position of original message `orig` in the draft now, if it is still there.
+    /// Linear in the number of messages; rules that need it per message build a map instead.
+    pub fn position_of(&self, orig: usize) -> Option<usize> {
+        self.msgs
+            .iter()
+            .position(|m| matches!(m, DraftMessage::Orig { idx, .. } if *idx as usize == orig))
+    }
+
+    /// True when message `i` has string content that was not turned into blocks.
+    pub fn is_string_content(&self, i: usize) -> Option<StrSpan> {
+        match self.msgs.get(i) {
+            Some(DraftMessage::Orig { idx, blocks: None }) => {
+                match self.t.messages[*idx as usize].content {
+                    Content::String(s) => Some(s),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// True when message `i` has no content at all (no content key, or a non-array value).
+    pub fn is_missing_content(&self, i: usize) -> bool {
+        matches!(self.msgs.get(i), Some(DraftMessage::Orig { idx, blocks: None })
+            if self.t.messages[*idx as usize].content == Content::Missing)
+    }
+
+    /// Number of blocks of message `i` (0 for string content).
+    pub fn block_count(&self, i: usize) -> usize {
+        match self.msgs.get(i) {
+            Some(DraftMessage::Orig { idx, blocks: None }) => self.t.blocks_of(*idx as usize).len(),
+            Some(DraftMessage::Orig {
+                blocks: Some(b), ..
+            })
+            | Some(DraftMessage::New { blocks: b, .. }) => b.len(),
+            None => 0,
+        }
+    }
+
+    fn resolve<'d>(&'d self, db: &'d DraftBlock) -> BlockRef<'d> {
+        match db {
+            DraftBlock::Orig(n) => BlockRef {
+                src: self.t.src,
+                block: &self.t.blocks[*n as usize],
+                orig: Some(*n),
+            },
+            DraftBlock::New(nb) => BlockRef {
+                src: &nb.json,
+                block: &nb.block,
+                orig: None,
+            },
+        }
+    }
+
+    /// Block `j` of message `i`.
+    pub fn block(&self, i: usize, j: usize) -> Option<BlockRef<'_>> {
+        match self.msgs.get(i)? {
+            DraftMessage::Orig { idx, blocks: None } => {
+                let n = self.t.block_index(*idx as usize, j)?;
+                Some(BlockRef {
+                    src: self.t.src,
+                    block: &self.t.blocks[n],
+                    orig: Some(n as u32),
+                })
+            }
+            DraftMessage::Orig {
+                blocks: Some(b), ..
+            }
+            | DraftMessage::New { blocks: b, .. } => b.get(j).map(|db| self.resolve(db)),
+        }
+    }
+
+    /// The blocks of message `i`.
+    pub fn blocks(&self, i: usize) -> impl Iterator<Item = BlockRef<'_>> + '_ {
+        (0..self.block_count(i)).filter_map(move |j| self.block(i, j))
+    }
+
+    /// The original location `(message, block)` of block `j` of message `i`, when it is an
+    /// original block.
+    pub fn block_origin(&self, i: usize, j: usize) -> Option<(usize, usize)> {
+        let n = self.block(i, j)?.orig? as usize;
+        self.t.locate_block(n)
+    }
+
+    /// Turns message `i`'s content into an editable block list (string content becomes one text
+    /// block that keeps the string's exact bytes) and returns it.
+    fn blocks_mut(&mut self, i: usize) -> Option<&mut Vec<DraftBlock>> {
+        let t = self.t;
+        self.changed = true;
+        match self.msgs.get_mut(i)? {
+            DraftMessage::Orig { idx, blocks } => {
+                if blocks.is_none() {
+                    let m = &t.messages[*idx as usize];
+                    let list = match m.content {
+                        Content::Blocks { first, len } => {
+                            (first..first + len).map(DraftBlock::Orig).collect()
+                        }
+                        Content::String(s) if !s.span.is_empty() => {
+                            // Keep the string's exact escaped bytes inside the new text block.
+                            let json =
+                                format!("{{\"type\":\"text\",\"text\":\"{}\"}}", s.raw(t.src));
+                            match NewBlock::new(t.format, json) {
+                                Ok(nb) => vec![DraftBlock::New(Box::new(nb))],
+                                Err(_) => Vec::new(),
+                            }
+                        }
+                        _ => Vec::new(),
+                    };
+                    *blocks = Some(list);
+                }
+                blocks.as_mut()
+            }
+            DraftMessage::New { blocks, .. } => Some(blocks),
+        }
+    }
+
+    /// Removes block `j` of message `i` and returns it.
+    pub fn remove_block(&mut self, i: usize, j: usize) -> Option<DraftBlock> {
+        let b = self.blocks_mut(i)?;
+        (j < b.len()).then(|| b.remove(j))
+    }
+
+    /// Inserts a block at position `j` of message `i` (clamped to the end).
+    pub fn insert_block(&mut self, i: usize, j: usize, block: DraftBlock) {
+        if let Some(b) = self.blocks_mut(i) {
+            let j = j.min(b.len());
+            b.insert(j, block);
+        }
+    }
+
+    /// Replaces the block list of message `i`.
+    pub fn set_blocks(&mut self, i: usize, list: Vec<DraftBlock>) {
+        if let Some(b) = self.blocks_mut(i) {
+            *b = list;
+        }
+    }
+
+    /// The draft block list of message `i` (a copy), materialising string content.
+    pub fn take_blocks(&mut self, i: usize) -> Vec<DraftBlock> {
+        self.blocks_mut(i).map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The handle of block `j` of message `i` (for moving it elsewhere).
+    pub fn block_handle(&self, i: usize, j: usize) -> Option<DraftBlock> {
+        match self.msgs.get(i)? {
+            DraftMessage::Orig { idx, blocks: None } => self
+                .t
+                .block_index(*idx as usize, j)
+                .map(|n| DraftBlock::Orig(n as u32)),
+            DraftMessage::Orig {
+                blocks: Some(b), ..
+            }
+            | DraftMessage::New { blocks: b, .. } => b.get(j).cloned(),
+        }
+    }
+
+    /// Removes message `i`.
+    pub fn remove_message(&mut self, i: usize) -> Option<DraftMessage> {
+        self.changed = true;
+        (i < self.msgs.len()).then(|| self.msgs.remove(i))
+    }
+
+    /// Inserts a new message at position `i` (clamped to the end).
+    pub fn insert_message(&mut self, i: usize, role: Role, blocks: Vec<DraftBlock>) {
+        self.changed = true;
+        let i = i.min(self.msgs.len());
+        self.msgs.insert(i, DraftMessage::New { role, blocks });
+    }
+
+    /// Sets (or with `None` removes) a top-level key of the body.
+    pub fn set_top(&mut self, key: &str, value: Option<String>) {
+        self.changed = true;
+        if let Some(e) = self.top.iter_mut().find(|e| e.key == key) {
+            e.value = value;
+        } else {
+            self.top.push(TopEdit {
+                key: key.to_owned(),
+                value,
+            });
+        }
+    }
+
+    /// The output text: the input itself when nothing changed.
+    pub fn output(&self) -> Cow<'a, str> {
+        if !self.changed {
+            return Cow::Borrowed(self.t.src);
+        }
+        let t = self.t;
+        let src = t.src;
+        let mut splices: Vec<(Span, String)> = Vec::new();
+        let identity_order =
+            self.msgs.len() == t.messages.len()
+                && self.msgs.iter().enumerate().all(
+                    |(i, m)| matches!(m, DraftMessage::Orig { idx, .. } if *idx as usize == i),
+                );
+        if identity_order || t.body == BodyKind::Response {
+            for m in &self.msgs {
+                if let DraftMessage::Orig {
+                    idx,
+                    blocks: Some(list),
+                } = m
+                {
+                    let msg = &t.messages[*idx as usize];
+                    splices.push(self.content_splice(
+                        msg_content_anchor(t, *idx as usize),
+                        list,
+                        msg,
+                    ));
+                }
+            }
+        } else if let Some(arr) = t.messages_span {
+            splices.push((arr, self.messages_array(arr)));
+        }
+        for e in &self.top {
+            splices.push(self.top_splice(e));
+        }
+        splices.sort_by_key(|(s, _)| (s.start, s.end));
+        let mut out = String::with_capacity(src.len() + 256);
+        let mut pos = 0usize;
+        for (span, text) in splices {
+            let start = span.start as usize;
+            if start < pos {
+                continue; // overlapping edits are a bug upstream; keep the first.
+            }
+            out.push_str(&src[pos..start]);
+            out.push_str(&text);
+            pos = span.end as usize;
+        }
+        out.push_str(&src[pos..]);
+        Cow::Owned(out)
+    }
+
+    /// Builds the splice for a message's content: `(span to replace, new text)`.
+    fn content_splice(
+        &self,
+        anchor: Anchor,
+        list: &[DraftBlock],
+        msg: &crate::view::Message,
+    ) -> (Span, String) {
+        let t = self.t;
+        match anchor {
+            Anchor::Value(span) => {
+                let arr = match msg.content {
+                    Content::Blocks { .. } => Some(span),
+                    _ => None,
+                };
+                (span, self.block_array(arr, list))
+            }
+            Anchor::Insert(at) => {
+                let key = match t.format {
+                    Format::Anthropic => "content",
+                    Format::Gemini | Format::Opencode => "parts",
+                };
+                let text = format!(",\"{key}\":{}", self.block_array(None, list));
+                (Span::new(at, at), text)
+            }
+        }
+    }
+
+    /// A content array for `list`, reusing the original array's whitespace and the separators
+    /// between blocks that were neighbours in the input.
+    fn block_array(&self, orig: Option<Span>, list: &[DraftBlock]) -> String {
+        let src = self.t.src;
+        let blocks = &self.t.blocks;
+        let spans: Vec<Option<(u32, Span)>> = list
+            .iter()
+            .map(|b| match b {
+                DraftBlock::Orig(n) => Some((*n, blocks[*n as usize].span)),
+                DraftBlock::New(_) => None,
+            })
+            .collect();
+        let (lead, trail, default_sep) = array_layout(
+            src,
+            orig,
+            list.iter()
+                .find_map(|b| match b {
+                    DraftBlock::Orig(n) => Some(*n),
+                    _ => None,
+                })
+                .map(|n| blocks_around(self.t, n)),
+        );
+        let mut out = String::with_capacity(
+            list.iter()
+                .map(|b| match b {
+                    DraftBlock::Orig(n) => blocks[*n as usize].span.len() + 2,
+                    DraftBlock::New(nb) => nb.json.len() + 2,
+                })
+                .sum::<usize>()
+                + 8,
+        );
+        out.push('[');
+        if list.is_empty() {
+            out.push(']');
+            return out;
+        }
+        out.push_str(lead);
+        for (k, b) in list.iter().enumerate() {
+            if k > 0 {
+                match (spans[k - 1], spans[k]) {
+                    (Some((a, sa)), Some((b2, sb))) if b2 == a + 1 && sa.end <= sb.start => {
+                        out.push_str(&src[sa.end as usize..sb.start as usize]);
+                    }
+                    _ => out.push_str(default_sep),
+                }
+            }
+            match b {
+                DraftBlock::Orig(n) => out.push_str(blocks[*n as usize].span.get(src)),
+                DraftBlock::New(nb) => out.push_str(&nb.json),
+            }
+        }
+        out.push_str(trail);
+        out.push(']');
+        out
+    }
+
+    fn messages_array(&self, arr: Span) -> String {
+        let t = self.t;
+        let src = t.src;
+        let first_orig = self.msgs.iter().find_map(|m| match m {
+            DraftMessage::Orig { idx, .. } => Some(*idx),
+            _ => None,
+        });
+        let around = first_orig.map(|_| {
+            let spans: Vec<Span> = t.messages.iter().map(|m| m.span).collect();
+            spans
+        });
+        let (lead, trail, default_sep) = array_layout(
+            src,
+            Some(arr),
+            around
+                .as_deref()
+                .map(|s| (s.first().copied(), s.get(1).copied(), s.last().copied())),
+        );
+        let mut out = String::with_capacity(arr.len() + 256);
+        out.push('[');
+        if self.msgs.is_empty() {
+            out.push(']');
+            return out;
+        }
+        out.push_str(lead);
+        let mut prev: Option<u32> = None;
+        for (k, m) in self.msgs.iter().enumerate() {
+            let cur = match m {
+                DraftMessage::Orig { idx, .. } => Some(*idx),
+                DraftMessage::New { .. } => None,
+            };
+            if k > 0 {
+                match (prev, cur) {
+                    (Some(a), Some(b)) if b == a + 1 => {
+                        let sa = t.messages[a as usize].span;
+                        let sb = t.messages[b as usize].span;
+                        out.push_str(&src[sa.end as usize..sb.start as usize]);
+                    }
+                    _ => out.push_str(default_sep),
+                }
+            }
+            match m {
+                DraftMessage::Orig { idx, blocks: None } => {
+                    out.push_str(t.messages[*idx as usize].span.get(src))
+                }
+                DraftMessage::Orig {
+                    idx,
+                    blocks: Some(list),
+                } => {
+                    let msg = &t.messages[*idx as usize];
+                    let (span, text) =
+                        self.content_splice(msg_content_anchor(t, *idx as usize), list, msg);
+                    out.push_str(&src[msg.span.start as usize..span.start as usize]);
+                    out.push_str(&text);
+                    out.push_str(&src[span.end as usize..msg.span.end as usize]);
+                }
+                DraftMessage::New { role, blocks } => {
+                    out.push_str(&self.new_message(*role, blocks))
+                }
+            }
+            prev = cur;
+        }
+        out.push_str(trail);
+        out.push(']');
+        out
+    }
+
+    fn new_message(&self, role: Role, blocks: &[DraftBlock]) -> String {
+        let arr = self.block_array(None, blocks);
+        match self.t.format {
+            Format::Anthropic => format!(
+                "{{\"role\":\"{}\",\"content\":{arr}}}",
+                role_name(role, false)
+            ),
+            Format::Gemini => format!("{{\"role\":\"{}\",\"parts\":{arr}}}", role_name(role, true)),
+            Format::Opencode => format!(
+                "{{\"info\":{{\"role\":\"{}\"}},\"parts\":{arr}}}",
+                role_name(role, false)
+            ),
+        }
+    }
+
+    fn top_splice(&self, e: &TopEdit) -> (Span, String) {
+        let t = self.t;
+        let src = t.src;
+        let found = t
+            .meta
+            .top_keys
+            .iter()
+            .rev()
+            .find(|(k, _)| k.decode(src) == e.key);
+        match (found, &e.value) {
+            (Some((_, v)), Some(val)) => (*v, val.clone()),
+            (Some((k, v)), None) => {
+                // Remove `"key": value` and one adjacent comma.
+                let start = k.span.start as usize - 1;
+                let mut end = v.end as usize;
+                let after = &src[end..];
+                let ws_after = after.len() - after.trim_start().len();
+                if after.trim_start().starts_with(',') {
+                    end += ws_after + 1;
+                    let rest = &src[end..];
+                    end += rest.len() - rest.trim_start_matches([' ', '\n', '\r', '\t']).len();
+                    (Span::new(start, end), String::new())
+                } else {
+                    let before = &src[..start];
+                    let trimmed = before.trim_end();
+                    if trimmed.ends_with(',') {
+                        (Span::new(trimmed.len() - 1, end), String::new())
+                    } else {
+                        (Span::new(start, end), String::new())
+                    }
+                }
+            }
+            (None, Some(val)) => {
+                let at = t.root.start as usize + 1;
+                let mut text = String::new();
+                write_string(&mut text, &e.key);
+                text.push(':');
+                text.push_str(val);
+                if !t.meta.top_keys.is_empty() {
+                    text.push(',');
+                }
+                (Span::new(at, at), text)
+            }
+            (None, None) => (
+                Span::new(t.root.start as usize + 1, t.root.start as usize + 1),
+                String::new(),
+            ),
+        }
+    }
+}
+
+fn role_name(role: Role, gemini: bool) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant if gemini => "model",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+        Role::Other => "user",
+    }
+}
+
+/// Where a message's new content goes: over the existing value, or inserted before the
+/// message's closing brace.
+enum Anchor {
+    Value(Span),
+    Insert(usize),
+}
+
+fn msg_content_anchor(t: &Transcript<'_>, i: usize) -> Anchor {
+    let m = &t.messages[i];
+    match m.content_span {
+        Some(s) => Anchor::Value(s),
+        None => Anchor::Insert(m.span.end as usize - 1),
+    }
+}
+
+/// The first, second and last item spans of the original array a block list comes from.
+fn blocks_around(t: &Transcript<'_>, n: u32) -> (Option<Span>, Option<Span>, Option<Span>) {
+    let Some((i, _)) = t.locate_block(n as usize) else {
+        return (None, None, None);
+    };
+    let bl = t.blocks_of(i);
+    (
+        bl.first().map(|b| b.span),
+        bl.get(1).map(|b| b.span),
+        bl.last().map(|b| b.span),
+    )
+}
+
+/// The leading whitespace, trailing whitespace and separator to use for a rebuilt array.
+fn array_layout(
+    src: &str,
+    arr: Option<Span>,
+    items: Option<(Option<Span>, Option<Span>, Option<Span>)>,
+) -> (&str, &str, &str) {
+    let (Some(arr), Some((Some(first), second, Some(last)))) = (arr, items) else {
+        return ("", "", ",");
+    };
+    if first.start < arr.start || last.end > arr.end {
+        return ("", "", ",");
+    }
+    let lead = src
+        .get(arr.start as usize + 1..first.start as usize)
+        .unwrap_or("");
+    let trail = src
+        .get(last.end as usize..arr.end as usize - 1)
+        .unwrap_or("");
+    let sep = second
+        .and_then(|s| src.get(first.end as usize..s.start as usize))
+        .unwrap_or(",");
+    (lead, trail, sep)
+}
+
+impl Transcript<'_> {
+    /// The `(message, block)` location of block `n` of the flat block list.
+    pub fn locate_block(&self, n: usize) -> Option<(usize, usize)> {
+        self.blocks.get(n).map(|b| (b.msg as usize, b.pos as usize))
+    }
+}

@@ -1,0 +1,953 @@
+//! Readers: one scan of the input fills a [`Transcript`].
+//!
+//! Each reader walks the shape its format defines and records spans; every value it does not need
+//! is skipped (validated, not materialised). Field names and block types follow the Anthropic SDK
+//! request types (api-rules.md §1.1), Gemini's `Content`/`Part` (api-rules.md §2.1, python-genai
+//! `types.py`) and OpenCode's message and part records (seed 003).
+
+use std::borrow::Cow;
+
+use crate::error::ModelError;
+use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
+use crate::view::{
+    Block, BlockKind, BodyKind, Content, Format, Message, RequestMeta, Role, Transcript,
+};
+
+/// A path segment, collected while an error bubbles up.
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// An error inside a reader: a syntax error or a shape error, with the path to where it happened.
+#[derive(Debug)]
+struct ReadErr {
+    path: Vec<Seg>,
+    offset: usize,
+    message: Cow<'static, str>,
+    syntax: bool,
+}
+
+impl From<SyntaxError> for ReadErr {
+    fn from(e: SyntaxError) -> Self {
+        ReadErr {
+            path: Vec::new(),
+            offset: e.offset,
+            message: e.message,
+            syntax: true,
+        }
+    }
+}
+
+impl ReadErr {
+    fn shape(offset: usize, message: impl Into<Cow<'static, str>>) -> Self {
+        ReadErr {
+            path: Vec::new(),
+            offset,
+            message: message.into(),
+            syntax: false,
+        }
+    }
+    fn at_key(mut self, key: &str) -> Self {
+        self.path.push(Seg::Key(key.to_owned()));
+        self
+    }
+    fn at_index(mut self, i: usize) -> Self {
+        self.path.push(Seg::Index(i));
+        self
+    }
+    fn into_model_error(self, src: &str) -> ModelError {
+        let mut path = String::new();
+        for seg in self.path.iter().rev() {
+            match seg {
+                Seg::Key(k) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                }
+                Seg::Index(i) => {
+                    path.push('[');
+                    path.push_str(&i.to_string());
+                    path.push(']');
+                }
+            }
+        }
+        let (line, column) = line_col(src, self.offset);
+        if self.syntax {
+            ModelError::Syntax {
+                path,
+                offset: self.offset,
+                line,
+                column,
+                message: self.message,
+            }
+        } else {
+            ModelError::Shape {
+                path,
+                offset: self.offset,
+                message: self.message,
+            }
+        }
+    }
+}
+
+type R<T> = std::result::Result<T, ReadErr>;
+
+fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let before = src.get(..offset.min(src.len())).unwrap_or("");
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+    (line, column)
+}
+
+/// Compares a key with a plain ASCII name, decoding escapes only when the key has them.
+fn key_is(src: &str, key: StrSpan, name: &str) -> bool {
+    if key.escaped {
+        key.decode(src) == name
+    } else {
+        key.raw(src) == name
+    }
+}
+
+fn key_str(src: &str, key: StrSpan) -> Cow<'_, str> {
+    key.decode(src)
+}
+
+/// Which format to read. `Auto` sniffs the top-level shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FormatHint {
+    /// Sniff: `messages` → Anthropic request; `contents` → Gemini; a top-level array of
+    /// `{info, parts}` → OpenCode; `{"type":"message", "content": [...]}` → Anthropic response.
+    #[default]
+    Auto,
+    /// Read as this format.
+    Exactly(Format),
+}
+
+/// Reads a transcript from text.
+///
+/// # Errors
+/// A [`ModelError`] naming the place (`messages[3].content[2]: ...`) for invalid JSON, a wrong
+/// shape, or an input whose format cannot be told.
+///
+/// # Example
+/// ```
+/// use turnkeeper_model::{read, FormatHint, Format};
+/// let body = r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}"#;
+/// let t = read(body, FormatHint::Auto)?;
+/// assert_eq!(t.format, Format::Anthropic);
+/// assert_eq!(t.messages.len(), 1);
+/// # Ok::<(), turnkeeper_model::ModelError>(())
+/// ```
+pub fn read(src: &str, hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
+    let format = match hint {
+        FormatHint::Exactly(f) => f,
+        FormatHint::Auto => sniff(src)?,
+    };
+    let mut t = Transcript {
+        src,
+        format,
+        body: BodyKind::Request,
+        root: Span::default(),
+        messages_span: None,
+        messages: Vec::new(),
+        blocks: Vec::new(),
+        meta: RequestMeta::default(),
+    };
+    let res = (|| -> R<()> {
+        let mut s = Scanner::new(src)?;
+        match format {
+            Format::Anthropic => read_anthropic_root(&mut s, &mut t)?,
+            Format::Gemini => read_gemini_root(&mut s, &mut t)?,
+            Format::Opencode => read_opencode_root(&mut s, &mut t)?,
+        }
+        s.finish()?;
+        Ok(())
+    })();
+    res.map_err(|e| e.into_model_error(src))?;
+    for (i, m) in t.messages.iter().enumerate() {
+        if let Content::Blocks { first, len } = m.content {
+            for (j, b) in t.blocks[first as usize..(first + len) as usize]
+                .iter_mut()
+                .enumerate()
+            {
+                b.msg = i as u32;
+                b.pos = j as u32;
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// Reads one block (an Anthropic content block, a Gemini part, an OpenCode part) from `src`.
+///
+/// # Errors
+/// When `src` is not exactly one valid JSON value.
+pub fn read_block(format: Format, src: &str) -> Result<Block, ModelError> {
+    let res = (|| -> R<Block> {
+        let mut s = Scanner::new(src)?;
+        let b = match format {
+            Format::Anthropic => read_anthropic_block(&mut s)?,
+            Format::Gemini => read_gemini_part(&mut s)?,
+            Format::Opencode => read_opencode_part(&mut s)?,
+        };
+        s.finish()?;
+        Ok(b)
+    })();
+    res.map_err(|e| e.into_model_error(src))
+}
+
+/// Reads bytes: checks UTF-8 first (naming the offset of the first invalid byte), then [`read`].
+///
+/// # Errors
+/// [`ModelError::InvalidUtf8`], or any error of [`read`].
+pub fn read_bytes(bytes: &[u8], hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
+    let src = std::str::from_utf8(bytes).map_err(|e| ModelError::InvalidUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    read(src, hint)
+}
+
+/// Guesses the format from the top-level shape, looking at top-level keys only.
+///
+/// # Errors
+/// [`ModelError::UnknownFormat`] when no format fits, or a syntax error in the part looked at.
+pub fn sniff(src: &str) -> Result<Format, ModelError> {
+    let res = (|| -> R<Option<Format>> {
+        let mut s = Scanner::new(src)?;
+        match s.peek_kind()? {
+            Kind::Array => Ok(Some(Format::Opencode)),
+            Kind::Object => {
+                let mut found = None;
+                let mut content = false;
+                s.object(|s, key| -> R<()> {
+                    if found.is_none() {
+                        if key_is(src, key, "messages") {
+                            found = Some(Format::Anthropic);
+                        } else if key_is(src, key, "contents") {
+                            found = Some(Format::Gemini);
+                        } else if key_is(src, key, "content") {
+                            content = true;
+                        }
+                    }
+                    s.skip_value()?;
+                    Ok(())
+                })?;
+                Ok(found.or(content.then_some(Format::Anthropic)))
+            }
+            _ => Ok(None),
+        }
+    })();
+    match res {
+        Ok(Some(f)) => Ok(f),
+        Ok(None) => Err(ModelError::UnknownFormat),
+        Err(e) => Err(e.into_model_error(src)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic
+
+fn read_anthropic_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
+    let src = s.src();
+    let mut response_content: Option<(Span, u32, u32)> = None;
+    let mut role: Option<StrSpan> = None;
+    let mut is_response = false;
+    let mut blocks = std::mem::take(&mut t.blocks);
+    let mut messages = std::mem::take(&mut t.messages);
+    let mut meta = std::mem::take(&mut t.meta);
+    let mut messages_span = None;
+    if s.peek_kind()? != Kind::Object {
+        return Err(ReadErr::shape(
+            s.pos(),
+            "expected a JSON object (a Messages API body)",
+        ));
+    }
+    let root = s.object(|s, key| -> R<()> {
+        let vstart = s.pos();
+        let k = key_str(src, key);
+        let res = (|| -> R<()> {
+            match &*k {
+                "messages" => {
+                    if s.peek_kind()? != Kind::Array {
+                        return Err(ReadErr::shape(s.pos(), "expected an array of messages"));
+                    }
+                    messages.clear();
+                    blocks.clear();
+                    let span = s.array(|s, i| -> R<()> {
+                        let m =
+                            read_anthropic_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
+                        messages.push(m);
+                        Ok(())
+                    })?;
+                    messages_span = Some(span);
+                }
+                "content" if s.peek_kind()? == Kind::Array => {
+                    let first = blocks.len() as u32;
+                    let span = read_anthropic_blocks(s, &mut blocks)?;
+                    response_content = Some((span, first, blocks.len() as u32 - first));
+                }
+                "role" => role = s.opt_string()?,
+                "type" => {
+                    is_response = s.opt_string()?.is_some_and(|v| key_is(src, v, "message"));
+                }
+                "model" => meta.model = s.opt_string()?,
+                "thinking" => read_thinking_param(s, &mut meta)?,
+                "max_tokens" => meta.max_tokens = s.opt_u64()?,
+                "temperature" => meta.temperature = Some(s.skip_value()?),
+                "top_p" => meta.top_p = Some(s.skip_value()?),
+                "top_k" => meta.top_k = Some(s.skip_value()?),
+                "system" => meta.system = Some(s.skip_value()?),
+                "tools" => meta.tools = Some(s.skip_value()?),
+                "anthropic_beta" => meta.betas = Some(s.skip_value()?),
+                "stop_reason" => meta.stop_reason = s.opt_string()?,
+                "id" => meta.response_id = s.opt_string()?,
+                "tool_choice" if s.peek_kind()? == Kind::Object => {
+                    s.object(|s, k2| -> R<()> {
+                        if key_is(src, k2, "type") {
+                            meta.tool_choice = s.opt_string()?;
+                        } else {
+                            s.skip_value()?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                _ => {
+                    s.skip_value()?;
+                }
+            }
+            Ok(())
+        })();
+        res.map_err(|e| e.at_key(&k))?;
+        let vspan = Span::new(vstart, s.pos());
+        meta.top_keys.push((key, trim_span(src, vspan)));
+        Ok(())
+    })?;
+    t.root = root;
+    if messages_span.is_some() {
+        // A request. A stray top-level `content` array read after `messages` is no message's.
+        if let Some((_, first, _)) = response_content {
+            blocks.truncate(first as usize);
+        }
+        t.body = BodyKind::Request;
+    } else if let Some((span, first, len)) = response_content {
+        // A response body (`"type": "message"`): one assistant message whose content is the
+        // top-level array.
+        let role_kind = match role.map(|r| r.decode(src)) {
+            Some(r) if r == "user" => Role::User,
+            _ => Role::Assistant,
+        };
+        messages.push(Message {
+            span: root,
+            role: role_kind,
+            role_raw: role,
+            content: Content::Blocks { first, len },
+            content_span: Some(span),
+            id: meta.response_id,
+            error: None,
+            error_name: None,
+            completed: true,
+        });
+        messages_span = Some(span);
+        t.body = BodyKind::Response;
+        let _ = is_response;
+    } else {
+        return Err(ReadErr::shape(
+            root.start as usize,
+            "no `messages` array (request) or `content` array (response)",
+        ));
+    }
+    t.messages = messages;
+    t.blocks = blocks;
+    t.meta = meta;
+    t.messages_span = messages_span;
+    Ok(())
+}
+
+/// Strips whitespace from both ends of a span (values are recorded from before leading
+/// whitespace is skipped).
+fn trim_span(src: &str, span: Span) -> Span {
+    let text = span.get(src);
+    let lead = text.len() - text.trim_start_matches([' ', '\n', '\r', '\t']).len();
+    let trail = text.len() - text.trim_end_matches([' ', '\n', '\r', '\t']).len();
+    Span::new(span.start as usize + lead, span.end as usize - trail)
+}
+
+fn read_thinking_param(s: &mut Scanner<'_>, meta: &mut RequestMeta) -> R<()> {
+    let src = s.src();
+    if s.peek_kind()? != Kind::Object {
+        meta.thinking.span = Some(s.skip_value()?);
+        return Ok(());
+    }
+    let span = s.object(|s, key| -> R<()> {
+        if key_is(src, key, "type") {
+            meta.thinking.kind = s.opt_string()?;
+        } else if key_is(src, key, "budget_tokens") {
+            meta.thinking.budget_tokens = s.opt_u64()?;
+        } else if key_is(src, key, "block_binding") && s.peek_kind()? == Kind::Object {
+            s.object(|s, k2| -> R<()> {
+                if key_is(src, k2, "prefix_mismatch_behavior") {
+                    meta.thinking.drop_block = s
+                        .opt_string()?
+                        .is_some_and(|v| v.decode(src) == "drop_block");
+                } else {
+                    s.skip_value()?;
+                }
+                Ok(())
+            })?;
+        } else {
+            s.skip_value()?;
+        }
+        Ok(())
+    })?;
+    meta.thinking.span = Some(span);
+    Ok(())
+}
+
+fn read_anthropic_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Message> {
+    let src = s.src();
+    if s.peek_kind()? != Kind::Object {
+        return Err(ReadErr::shape(s.pos(), "expected a message object"));
+    }
+    let mut m = Message {
+        span: Span::default(),
+        role: Role::Other,
+        role_raw: None,
+        content: Content::Missing,
+        content_span: None,
+        id: None,
+        error: None,
+        error_name: None,
+        completed: true,
+    };
+    let first_block = blocks.len();
+    let span = s.object(|s, key| -> R<()> {
+        if key_is(src, key, "role") {
+            m.role_raw = s.opt_string()?;
+            m.role = match m.role_raw.map(|r| r.decode(src)) {
+                Some(r) if r == "user" => Role::User,
+                Some(r) if r == "assistant" => Role::Assistant,
+                Some(r) if r == "system" => Role::System,
+                _ => Role::Other,
+            };
+        } else if key_is(src, key, "content") {
+            // A duplicate `content` key: the last one wins, as in serde_json.
+            blocks.truncate(first_block);
+            match s.peek_kind()? {
+                Kind::String => {
+                    let st = s.string()?;
+                    m.content = Content::String(st);
+                    m.content_span = Some(Span::new(
+                        st.span.start as usize - 1,
+                        st.span.end as usize + 1,
+                    ));
+                }
+                Kind::Array => {
+                    let span = read_anthropic_blocks(s, blocks).map_err(|e| e.at_key("content"))?;
+                    m.content = Content::Blocks {
+                        first: first_block as u32,
+                        len: (blocks.len() - first_block) as u32,
+                    };
+                    m.content_span = Some(span);
+                }
+                _ => {
+                    m.content_span = Some(s.skip_value()?);
+                    m.content = Content::Missing;
+                }
+            }
+        } else {
+            s.skip_value()?;
+        }
+        Ok(())
+    })?;
+    m.span = span;
+    Ok(m)
+}
+
+fn read_anthropic_blocks(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Span> {
+    s.array(|s, j| -> R<()> {
+        let b = read_anthropic_block(s).map_err(|e| e.at_index(j))?;
+        blocks.push(b);
+        Ok(())
+    })
+}
+
+/// Classifies an Anthropic block type name (api-rules.md §1.1).
+pub fn anthropic_kind(t: &str) -> BlockKind {
+    match t {
+        "thinking" => BlockKind::Thinking,
+        "redacted_thinking" => BlockKind::RedactedThinking,
+        "text" => BlockKind::Text,
+        "tool_use" => BlockKind::ToolCall,
+        "tool_result" => BlockKind::ToolResult,
+        "server_tool_use" | "mcp_tool_use" => BlockKind::ServerToolCall,
+        "image" | "document" | "search_result" | "container_upload" => BlockKind::Media,
+        "compaction" => BlockKind::Meta,
+        t if t.ends_with("_tool_result") => BlockKind::ServerToolResult,
+        _ => BlockKind::Other,
+    }
+}
+
+fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
+    let src = s.src();
+    let mut b = Block::default();
+    if s.peek_kind()? != Kind::Object {
+        // Not an object: keep it as an unknown block so it round-trips; rules flag it.
+        b.span = s.skip_value()?;
+        return Ok(b);
+    }
+    let mut text: Option<StrSpan> = None;
+    let mut thinking: Option<StrSpan> = None;
+    b.span = s.object(|s, key| -> R<()> {
+        let k = key.raw(src);
+        let k: Cow<'_, str> = if key.escaped {
+            key.decode(src)
+        } else {
+            Cow::Borrowed(k)
+        };
+        match &*k {
+            "type" => b.type_name = s.opt_string()?,
+            "id" => b.id = s.opt_string()?,
+            "tool_use_id" => b.tool_use_id = s.opt_string()?,
+            "name" => b.name = s.opt_string()?,
+            "text" => text = s.opt_string()?,
+            "thinking" => thinking = s.opt_string()?,
+            "signature" => {
+                b.has_signature_key = true;
+                b.signature = s.opt_string()?;
+            }
+            "data" => b.data = s.opt_string()?,
+            "cache_control" => b.cache_control = Some(s.skip_value()?),
+            "is_error" => b.is_error = s.opt_bool()?,
+            "content" | "input" => {
+                if s.peek_kind()? == Kind::String {
+                    let st = s.string()?;
+                    b.content_str = Some(st);
+                    b.content = Some(Span::new(
+                        st.span.start as usize - 1,
+                        st.span.end as usize + 1,
+                    ));
+                } else {
+                    b.content = Some(s.skip_value().map_err(|e| ReadErr::from(e).at_key(&k))?);
+                }
+            }
+            _ => {
+                s.skip_value().map_err(|e| ReadErr::from(e).at_key(&k))?;
+            }
+        }
+        Ok(())
+    })?;
+    let kind = b
+        .type_name
+        .map(|t| anthropic_kind(&t.decode(src)))
+        .unwrap_or(BlockKind::Other);
+    b.kind = Some(kind);
+    b.text = if kind == BlockKind::Thinking {
+        thinking
+    } else {
+        text
+    };
+    Ok(b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini
+
+fn read_gemini_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
+    let src = s.src();
+    let mut blocks = Vec::new();
+    let mut messages = Vec::new();
+    let mut meta = RequestMeta::default();
+    let mut messages_span = None;
+    if s.peek_kind()? != Kind::Object {
+        return Err(ReadErr::shape(
+            s.pos(),
+            "expected a JSON object (a generateContent body)",
+        ));
+    }
+    let root = s.object(|s, key| -> R<()> {
+        let vstart = s.pos();
+        let k = key_str(src, key);
+        let res = (|| -> R<()> {
+            match &*k {
+                "contents" => {
+                    if s.peek_kind()? != Kind::Array {
+                        return Err(ReadErr::shape(s.pos(), "expected an array of contents"));
+                    }
+                    messages.clear();
+                    blocks.clear();
+                    messages_span = Some(s.array(|s, i| -> R<()> {
+                        let m = read_gemini_content(s, &mut blocks).map_err(|e| e.at_index(i))?;
+                        messages.push(m);
+                        Ok(())
+                    })?);
+                }
+                "model" | "modelVersion" => meta.model = s.opt_string()?,
+                "systemInstruction" | "system_instruction" => meta.system = Some(s.skip_value()?),
+                "tools" => meta.tools = Some(s.skip_value()?),
+                "generationConfig" | "generation_config" if s.peek_kind()? == Kind::Object => {
+                    s.object(|s, k2| -> R<()> {
+                        let k2s = key_str(src, k2);
+                        if (k2s == "thinkingConfig" || k2s == "thinking_config")
+                            && s.peek_kind()? == Kind::Object
+                        {
+                            let span = s.object(|s, k3| -> R<()> {
+                                let k3s = key_str(src, k3);
+                                if k3s == "thinkingBudget" || k3s == "thinking_budget" {
+                                    meta.thinking.budget_tokens = s.opt_u64()?;
+                                } else {
+                                    s.skip_value()?;
+                                }
+                                Ok(())
+                            })?;
+                            meta.thinking.span = Some(span);
+                        } else if k2s == "maxOutputTokens" || k2s == "max_output_tokens" {
+                            meta.max_tokens = s.opt_u64()?;
+                        } else {
+                            s.skip_value()?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                _ => {
+                    s.skip_value()?;
+                }
+            }
+            Ok(())
+        })();
+        res.map_err(|e| e.at_key(&k))?;
+        meta.top_keys
+            .push((key, trim_span(src, Span::new(vstart, s.pos()))));
+        Ok(())
+    })?;
+    if messages_span.is_none() {
+        return Err(ReadErr::shape(root.start as usize, "no `contents` array"));
+    }
+    t.root = root;
+    t.messages = messages;
+    t.blocks = blocks;
+    t.meta = meta;
+    t.messages_span = messages_span;
+    Ok(())
+}
+
+fn read_gemini_content(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Message> {
+    let src = s.src();
+    if s.peek_kind()? != Kind::Object {
+        return Err(ReadErr::shape(s.pos(), "expected a content object"));
+    }
+    // A missing role defaults to `user` (python-genai `Content` docstring, api-rules.md §2.1).
+    let mut m = Message {
+        span: Span::default(),
+        role: Role::User,
+        role_raw: None,
+        content: Content::Missing,
+        content_span: None,
+        id: None,
+        error: None,
+        error_name: None,
+        completed: true,
+    };
+    let first_block = blocks.len();
+    m.span = s.object(|s, key| -> R<()> {
+        if key_is(src, key, "role") {
+            m.role_raw = s.opt_string()?;
+            m.role = match m.role_raw.map(|r| r.decode(src)) {
+                Some(r) if r == "user" => Role::User,
+                Some(r) if r == "model" => Role::Assistant,
+                _ => Role::Other,
+            };
+        } else if key_is(src, key, "parts") && s.peek_kind()? == Kind::Array {
+            blocks.truncate(first_block);
+            let span = s
+                .array(|s, j| -> R<()> {
+                    let b = read_gemini_part(s).map_err(|e| e.at_index(j))?;
+                    blocks.push(b);
+                    Ok(())
+                })
+                .map_err(|e| e.at_key("parts"))?;
+            m.content = Content::Blocks {
+                first: first_block as u32,
+                len: (blocks.len() - first_block) as u32,
+            };
+            m.content_span = Some(span);
+        } else {
+            s.skip_value()?;
+        }
+        Ok(())
+    })?;
+    Ok(m)
+}
+
+fn read_function_obj(s: &mut Scanner<'_>, b: &mut Block, result: bool) -> R<()> {
+    let src = s.src();
+    if s.peek_kind()? != Kind::Object {
+        s.skip_value()?;
+        return Ok(());
+    }
+    s.object(|s, key| -> R<()> {
+        let k = key_str(src, key);
+        match &*k {
+            "id" if result => b.tool_use_id = s.opt_string()?,
+            "id" => b.id = s.opt_string()?,
+            "name" => b.name = s.opt_string()?,
+            "args" | "response" => b.content = Some(s.skip_value()?),
+            _ => {
+                s.skip_value()?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn read_gemini_part(s: &mut Scanner<'_>) -> R<Block> {
+    let src = s.src();
+    let mut b = Block::default();
+    if s.peek_kind()? != Kind::Object {
+        b.span = s.skip_value()?;
+        b.kind = Some(BlockKind::Other);
+        b.static_type = Some("unknown");
+        return Ok(b);
+    }
+    let mut kind: Option<(BlockKind, &'static str)> = None;
+    let mut has_text = false;
+    b.span = s.object(|s, key| -> R<()> {
+        let k = key_str(src, key);
+        match &*k {
+            "text" => {
+                b.text = s.opt_string()?;
+                has_text = true;
+            }
+            "thought" => b.thought = s.opt_bool()?.unwrap_or(false),
+            "thoughtSignature" | "thought_signature" => {
+                b.has_signature_key = true;
+                b.signature = s.opt_string()?;
+            }
+            "functionCall" | "function_call" => {
+                read_function_obj(s, &mut b, false)?;
+                kind = Some((BlockKind::ToolCall, "functionCall"));
+            }
+            "functionResponse" | "function_response" => {
+                read_function_obj(s, &mut b, true)?;
+                kind = Some((BlockKind::ToolResult, "functionResponse"));
+            }
+            "inlineData" | "inline_data" => {
+                s.skip_value()?;
+                kind = Some((BlockKind::Media, "inlineData"));
+            }
+            "fileData" | "file_data" => {
+                s.skip_value()?;
+                kind = Some((BlockKind::Media, "fileData"));
+            }
+            "executableCode" | "executable_code" => {
+                s.skip_value()?;
+                kind = Some((BlockKind::ServerToolCall, "executableCode"));
+            }
+            "codeExecutionResult" | "code_execution_result" => {
+                s.skip_value()?;
+                kind = Some((BlockKind::ServerToolResult, "codeExecutionResult"));
+            }
+            _ => {
+                s.skip_value()?;
+            }
+        }
+        Ok(())
+    })?;
+    let (k, name) = match kind {
+        Some(k) => k,
+        None if has_text && b.thought => (BlockKind::Thinking, "thought"),
+        None if has_text => (BlockKind::Text, "text"),
+        None => (BlockKind::Other, "other"),
+    };
+    b.kind = Some(k);
+    b.static_type = Some(name);
+    Ok(b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenCode (exported array of {info, parts})
+
+/// Classifies an OpenCode part type (seed 003's twelve part types).
+pub fn opencode_kind(t: &str) -> BlockKind {
+    match t {
+        "text" => BlockKind::Text,
+        "reasoning" => BlockKind::Thinking,
+        "tool" => BlockKind::ToolCall,
+        "file" => BlockKind::Media,
+        "agent" | "subtask" | "compaction" | "step-start" | "step-finish" | "snapshot"
+        | "patch" | "retry" => BlockKind::Meta,
+        _ => BlockKind::Other,
+    }
+}
+
+fn read_opencode_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
+    let mut blocks = Vec::new();
+    let mut messages = Vec::new();
+    if s.peek_kind()? != Kind::Array {
+        return Err(ReadErr::shape(
+            s.pos(),
+            "expected an array of {info, parts} (an OpenCode export)",
+        ));
+    }
+    let span = s.array(|s, i| -> R<()> {
+        let m = read_opencode_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
+        messages.push(m);
+        Ok(())
+    })?;
+    t.root = span;
+    t.messages_span = Some(span);
+    t.messages = messages;
+    t.blocks = blocks;
+    Ok(())
+}
+
+fn read_opencode_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Message> {
+    let src = s.src();
+    if s.peek_kind()? != Kind::Object {
+        return Err(ReadErr::shape(
+            s.pos(),
+            "expected an object with `info` and `parts`",
+        ));
+    }
+    let mut m = Message {
+        span: Span::default(),
+        role: Role::Other,
+        role_raw: None,
+        content: Content::Missing,
+        content_span: None,
+        id: None,
+        error: None,
+        error_name: None,
+        completed: false,
+    };
+    let first_block = blocks.len();
+    m.span = s.object(|s, key| -> R<()> {
+        if key_is(src, key, "info") && s.peek_kind()? == Kind::Object {
+            s.object(|s, k| -> R<()> {
+                let ks = key_str(src, k);
+                match &*ks {
+                    "id" => m.id = s.opt_string()?,
+                    "role" => {
+                        m.role_raw = s.opt_string()?;
+                        m.role = match m.role_raw.map(|r| r.decode(src)) {
+                            Some(r) if r == "user" => Role::User,
+                            Some(r) if r == "assistant" => Role::Assistant,
+                            _ => Role::Other,
+                        };
+                    }
+                    "error" if s.peek_kind()? == Kind::Object => {
+                        let mut name = None;
+                        let span = s.object(|s, k2| -> R<()> {
+                            if key_is(src, k2, "name") {
+                                name = s.opt_string()?;
+                            } else {
+                                s.skip_value()?;
+                            }
+                            Ok(())
+                        })?;
+                        m.error = Some(span);
+                        m.error_name = name;
+                    }
+                    "time" if s.peek_kind()? == Kind::Object => {
+                        s.object(|s, k2| -> R<()> {
+                            if key_is(src, k2, "completed") {
+                                m.completed = s.peek_kind()? == Kind::Number;
+                            }
+                            s.skip_value()?;
+                            Ok(())
+                        })?;
+                    }
+                    _ => {
+                        s.skip_value()?;
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| e.at_key("info"))?;
+        } else if key_is(src, key, "parts") && s.peek_kind()? == Kind::Array {
+            blocks.truncate(first_block);
+            let span = s
+                .array(|s, j| -> R<()> {
+                    let b = read_opencode_part(s).map_err(|e| e.at_index(j))?;
+                    blocks.push(b);
+                    Ok(())
+                })
+                .map_err(|e| e.at_key("parts"))?;
+            m.content = Content::Blocks {
+                first: first_block as u32,
+                len: (blocks.len() - first_block) as u32,
+            };
+            m.content_span = Some(span);
+        } else {
+            s.skip_value()?;
+        }
+        Ok(())
+    })?;
+    Ok(m)
+}
+
+fn read_opencode_part(s: &mut Scanner<'_>) -> R<Block> {
+    let src = s.src();
+    let mut b = Block::default();
+    if s.peek_kind()? != Kind::Object {
+        b.span = s.skip_value()?;
+        b.kind = Some(BlockKind::Other);
+        return Ok(b);
+    }
+    b.span = s.object(|s, key| -> R<()> {
+        let k = key_str(src, key);
+        match &*k {
+            "type" => b.type_name = s.opt_string()?,
+            "id" => b.part_id = s.opt_string()?,
+            "text" => b.text = s.opt_string()?,
+            "callID" => b.id = s.opt_string()?,
+            "tool" => b.name = s.opt_string()?,
+            "synthetic" => b.synthetic = s.opt_bool()?.unwrap_or(false),
+            "state" if s.peek_kind()? == Kind::Object => {
+                s.object(|s, k2| -> R<()> {
+                    if key_is(src, k2, "status") {
+                        b.state = s.opt_string()?;
+                    } else {
+                        s.skip_value()?;
+                    }
+                    Ok(())
+                })?;
+            }
+            // Signatures of Anthropic reasoning live at `metadata.anthropic.signature`
+            // (peers.md §1.6, the recovery fixture of oh-my-opencode).
+            "metadata" if s.peek_kind()? == Kind::Object => {
+                s.object(|s, k2| -> R<()> {
+                    if key_is(src, k2, "anthropic") && s.peek_kind()? == Kind::Object {
+                        s.object(|s, k3| -> R<()> {
+                            if key_is(src, k3, "signature") {
+                                b.has_signature_key = true;
+                                b.signature = s.opt_string()?;
+                            } else if key_is(src, k3, "redactedData") {
+                                b.data = s.opt_string()?;
+                            } else {
+                                s.skip_value()?;
+                            }
+                            Ok(())
+                        })?;
+                    } else {
+                        s.skip_value()?;
+                    }
+                    Ok(())
+                })?;
+            }
+            _ => {
+                s.skip_value()?;
+            }
+        }
+        Ok(())
+    })?;
+    b.kind = Some(
+        b.type_name
+            .map(|t| opencode_kind(&t.decode(src)))
+            .unwrap_or(BlockKind::Other),
+    );
+    Ok(b)
+}

@@ -1,0 +1,347 @@
+//! The neutral transcript view every rule works on.
+//!
+//! A [`Transcript`] borrows its input and stores only spans: messages with a role and ordered
+//! blocks, each block classified into a [`BlockKind`] with the handful of fields the rules read.
+//! Blocks of all messages live in one flat vector, so a transcript of `n` messages costs two
+//! allocations, not `n`.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::json::{Span, StrSpan};
+
+/// The wire format a transcript was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// An Anthropic Messages API request body (`{"model", "messages", ...}`), or a response body
+    /// (`{"type":"message","role":"assistant","content":[...]}`) read as one assistant message.
+    Anthropic,
+    /// A Gemini `generateContent` request body (`{"contents":[{"role","parts"}]}`).
+    Gemini,
+    /// An OpenCode session exported as a JSON array of `{info, parts}`.
+    Opencode,
+}
+
+impl Format {
+    /// The name used on the command line and in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::Opencode => "opencode",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether the body is a request (a conversation to send) or a response (one assistant turn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyKind {
+    /// A request body or stored conversation.
+    Request,
+    /// A provider's response body: a single assistant message.
+    Response,
+}
+
+/// A message's role, normalised across formats (Gemini's `model` is [`Role::Assistant`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `user`.
+    User,
+    /// `assistant` (Anthropic, OpenCode) or `model` (Gemini).
+    Assistant,
+    /// A mid-conversation `system` message (Anthropic, api-rules.md AN-30).
+    System,
+    /// Anything else, or a missing role.
+    Other,
+}
+
+/// What a block is, for the rules. The exact wire type name is kept separately.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// Anthropic `thinking`, Gemini `thought: true` parts, OpenCode `reasoning` parts.
+    Thinking,
+    /// Anthropic `redacted_thinking`.
+    RedactedThinking,
+    /// Visible text.
+    Text,
+    /// A client tool call: Anthropic `tool_use`, Gemini `functionCall`, OpenCode `tool`.
+    ToolCall,
+    /// A client tool result: Anthropic `tool_result`, Gemini `functionResponse`.
+    ToolResult,
+    /// A call the provider runs itself: `server_tool_use`, `mcp_tool_use`, Gemini `executableCode`.
+    ServerToolCall,
+    /// The provider's own result: `web_search_tool_result` and the other `*_tool_result` server
+    /// blocks, `mcp_tool_result`, Gemini `codeExecutionResult`.
+    ServerToolResult,
+    /// Images, documents, search results, files, container uploads.
+    Media,
+    /// Bookkeeping that carries no conversation content (OpenCode step markers, snapshots, ...;
+    /// Anthropic `compaction`).
+    Meta,
+    /// A block type turnkeeper does not know. It is carried through untouched.
+    Other,
+}
+
+impl BlockKind {
+    /// True for thinking and redacted thinking.
+    pub fn is_thinking(self) -> bool {
+        matches!(self, BlockKind::Thinking | BlockKind::RedactedThinking)
+    }
+}
+
+/// One content block (or Gemini part, or OpenCode part), as spans into its source text.
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    /// The whole block value.
+    pub span: Span,
+    /// The classification.
+    pub kind: Option<BlockKind>,
+    /// The wire type name (`"tool_use"`, `"functionCall"`, `"step-start"`, ...). For Anthropic and
+    /// OpenCode this is the `type` field's raw contents; for Gemini a static name chosen by the
+    /// reader, stored in `static_type`.
+    pub type_name: Option<StrSpan>,
+    /// For formats whose parts have no `type` field (Gemini), the part kind's name.
+    pub static_type: Option<&'static str>,
+    /// `id` of a tool call (`tool_use.id`, `server_tool_use.id`, `functionCall.id`, OpenCode
+    /// `callID`).
+    pub id: Option<StrSpan>,
+    /// `tool_use_id` of a result (or Gemini `functionResponse.id`).
+    pub tool_use_id: Option<StrSpan>,
+    /// Tool name (`name`, OpenCode `tool`).
+    pub name: Option<StrSpan>,
+    /// The text: `text` for text blocks, `thinking` for thinking blocks.
+    pub text: Option<StrSpan>,
+    /// `signature` (Anthropic), `thoughtSignature` (Gemini), `metadata.anthropic.signature`
+    /// (OpenCode reasoning parts).
+    pub signature: Option<StrSpan>,
+    /// True when a `signature` key was present, whatever its value (a non-string counts).
+    pub has_signature_key: bool,
+    /// `data` of a redacted thinking block.
+    pub data: Option<StrSpan>,
+    /// True when the block carries `cache_control`.
+    pub cache_control: Option<Span>,
+    /// `is_error` of a tool result.
+    pub is_error: Option<bool>,
+    /// The `content` value of a tool result (string or array), or the `input` of a call.
+    pub content: Option<Span>,
+    /// When `content` is a string, its contents.
+    pub content_str: Option<StrSpan>,
+    /// Gemini `thought: true`.
+    pub thought: bool,
+    /// OpenCode tool part state (`pending`, `running`, `completed`, `error`).
+    pub state: Option<StrSpan>,
+    /// OpenCode `synthetic: true`.
+    pub synthetic: bool,
+    /// OpenCode part `id`.
+    pub part_id: Option<StrSpan>,
+    /// Index of the message this block belongs to.
+    pub msg: u32,
+    /// Index of the block within its message.
+    pub pos: u32,
+}
+
+impl Block {
+    /// The classification ([`BlockKind::Other`] when unknown).
+    pub fn kind(&self) -> BlockKind {
+        self.kind.unwrap_or(BlockKind::Other)
+    }
+
+    /// The wire type name.
+    pub fn type_name<'s>(&self, src: &'s str) -> Cow<'s, str> {
+        if let Some(t) = self.static_type {
+            Cow::Borrowed(t)
+        } else if let Some(t) = self.type_name {
+            t.decode(src)
+        } else {
+            Cow::Borrowed("")
+        }
+    }
+
+    /// True when the block's text is empty or whitespace only (text blocks) or when a tool
+    /// result's content is an empty string or array.
+    pub fn is_blank(&self, src: &str) -> bool {
+        match self.kind() {
+            BlockKind::Text => self.text.is_none_or(|t| t.is_blank(src)),
+            _ => false,
+        }
+    }
+}
+
+/// A message's content: a string, an array of blocks, or missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// `"content": "..."`.
+    String(StrSpan),
+    /// `"content": [...]`: blocks `range` of the transcript's flat block list.
+    Blocks {
+        /// Index of the first block in [`Transcript::blocks`].
+        first: u32,
+        /// Number of blocks.
+        len: u32,
+    },
+    /// No content key, or a value of another type.
+    Missing,
+}
+
+/// One message.
+#[derive(Clone, Debug)]
+pub struct Message {
+    /// The whole message object.
+    pub span: Span,
+    /// The normalised role.
+    pub role: Role,
+    /// The raw role string.
+    pub role_raw: Option<StrSpan>,
+    /// The content.
+    pub content: Content,
+    /// The span of the content value (string or array), if any.
+    pub content_span: Option<Span>,
+    /// OpenCode message `id`.
+    pub id: Option<StrSpan>,
+    /// OpenCode assistant `error` present (the value span).
+    pub error: Option<Span>,
+    /// OpenCode error `name` (e.g. `MessageAbortedError`).
+    pub error_name: Option<StrSpan>,
+    /// OpenCode assistant `time.completed` present.
+    pub completed: bool,
+}
+
+/// The request's `thinking` parameter (Anthropic), or Gemini's `thinkingConfig`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThinkingParam {
+    /// The whole value.
+    pub span: Option<Span>,
+    /// `thinking.type` as given (`enabled`, `adaptive`, `disabled`).
+    pub kind: Option<StrSpan>,
+    /// `thinking.budget_tokens` (Gemini: `thinkingBudget`).
+    pub budget_tokens: Option<u64>,
+    /// True when `thinking.block_binding.prefix_mismatch_behavior` is `drop_block`.
+    pub drop_block: bool,
+}
+
+/// Request-level settings the rules look at, as spans.
+#[derive(Clone, Debug, Default)]
+pub struct RequestMeta {
+    /// `model` (Anthropic) or `modelVersion` (responses).
+    pub model: Option<StrSpan>,
+    /// `thinking` (Anthropic) or `generationConfig.thinkingConfig` (Gemini).
+    pub thinking: ThinkingParam,
+    /// `max_tokens`.
+    pub max_tokens: Option<u64>,
+    /// `temperature` value span.
+    pub temperature: Option<Span>,
+    /// `top_p` value span.
+    pub top_p: Option<Span>,
+    /// `top_k` value span.
+    pub top_k: Option<Span>,
+    /// `tool_choice.type`.
+    pub tool_choice: Option<StrSpan>,
+    /// `system` value span.
+    pub system: Option<Span>,
+    /// `tools` value span.
+    pub tools: Option<Span>,
+    /// `anthropic_beta` array inside the body (Bedrock InvokeModel, api-rules.md AN-32).
+    pub betas: Option<Span>,
+    /// Response bodies: `stop_reason`.
+    pub stop_reason: Option<StrSpan>,
+    /// Response bodies: `id`.
+    pub response_id: Option<StrSpan>,
+    /// Every top-level key with its value span, in input order (for request-level edits).
+    pub top_keys: Vec<(StrSpan, Span)>,
+}
+
+/// A transcript: the neutral view over one input text.
+#[derive(Clone, Debug)]
+pub struct Transcript<'a> {
+    /// The input text.
+    pub src: &'a str,
+    /// The format it was read as.
+    pub format: Format,
+    /// Request or response.
+    pub body: BodyKind,
+    /// The whole top-level value.
+    pub root: Span,
+    /// The messages array (`messages`, `contents`, the export array), or for a response body the
+    /// `content` array of its single message.
+    pub messages_span: Option<Span>,
+    /// The messages, in order.
+    pub messages: Vec<Message>,
+    /// All blocks of all messages, in order.
+    pub blocks: Vec<Block>,
+    /// Request-level settings.
+    pub meta: RequestMeta,
+}
+
+impl<'a> Transcript<'a> {
+    /// The blocks of message `i` (empty for string content or an index out of range).
+    pub fn blocks_of(&self, i: usize) -> &[Block] {
+        match self.messages.get(i).map(|m| m.content) {
+            Some(Content::Blocks { first, len }) => self
+                .blocks
+                .get(first as usize..(first + len) as usize)
+                .unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// The index in [`Transcript::blocks`] of block `j` of message `i`.
+    pub fn block_index(&self, i: usize, j: usize) -> Option<usize> {
+        match self.messages.get(i)?.content {
+            Content::Blocks { first, len } if (j as u32) < len => Some(first as usize + j),
+            _ => None,
+        }
+    }
+
+    /// The model named in the body, if any.
+    pub fn model(&self) -> Option<Cow<'a, str>> {
+        self.meta.model.map(|m| m.decode(self.src))
+    }
+
+    /// The `thinking.type` given in the body, if any.
+    pub fn thinking_type(&self) -> Option<Cow<'a, str>> {
+        self.meta.thinking.kind.map(|k| k.decode(self.src))
+    }
+
+    /// Counts blocks by wire type name (a string `content` is not a block).
+    pub fn block_counts(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for b in &self.blocks {
+            *counts
+                .entry(b.type_name(self.src).into_owned())
+                .or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// The path of message `i` in the source format (`messages[3]`, `contents[3]`, `[3]`).
+    pub fn message_path(&self, i: usize) -> String {
+        match (self.format, self.body) {
+            (_, BodyKind::Response) => String::new(),
+            (Format::Anthropic, _) => format!("messages[{i}]"),
+            (Format::Gemini, _) => format!("contents[{i}]"),
+            (Format::Opencode, _) => format!("[{i}]"),
+        }
+    }
+
+    /// The path of block `j` of message `i` (`messages[3].content[2]`, `contents[1].parts[0]`).
+    pub fn block_path(&self, i: usize, j: usize) -> String {
+        let field = match self.format {
+            Format::Anthropic => "content",
+            Format::Gemini | Format::Opencode => "parts",
+        };
+        match self.body {
+            BodyKind::Response => format!("{field}[{j}]"),
+            BodyKind::Request => format!("{}.{field}[{j}]", self.message_path(i)),
+        }
+    }
+}

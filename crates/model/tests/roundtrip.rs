@@ -1,0 +1,85 @@
+//! Round trips over the real recorded traffic and the checked-in corpus: reading then writing an
+//! untouched transcript gives the input back byte for byte, and editing one block leaves every
+//! other block's bytes where they were.
+
+use std::path::{Path, PathBuf};
+
+use turnkeeper_model::{BodyKind, Draft, FormatHint, read};
+
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            json_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+}
+
+fn sources() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    json_files(&root.join("../shared/real-traffic"), &mut files);
+    json_files(&root.join("corpus"), &mut files);
+    files.retain(|p| !p.ends_with("MANIFEST.json"));
+    files.sort();
+    files
+}
+
+#[test]
+fn corpus_untouched_transcripts_round_trip_byte_for_byte() {
+    let mut read_ok = 0;
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(t) = read(&text, FormatHint::Auto) else {
+            continue;
+        };
+        read_ok += 1;
+        let d = Draft::new(&t);
+        assert_eq!(d.output(), text.as_str(), "{}", path.display());
+    }
+    assert!(read_ok >= 100, "only {read_ok} transcripts read");
+}
+
+#[test]
+fn corpus_removing_one_block_keeps_every_other_block_identical() {
+    let mut edited = 0;
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(t) = read(&text, FormatHint::Auto) else {
+            continue;
+        };
+        // Remove the first block of the first message that has two or more.
+        let Some(i) = (0..t.messages.len()).find(|&i| t.blocks_of(i).len() >= 2) else {
+            continue;
+        };
+        let mut d = Draft::new(&t);
+        d.remove_block(i, 0);
+        let out = d.output();
+        let t2 = read(&out, FormatHint::Exactly(t.format))
+            .unwrap_or_else(|e| panic!("{}: output does not parse: {e}", path.display()));
+        assert_eq!(t2.messages.len(), t.messages.len(), "{}", path.display());
+        for (k, m) in t.messages.iter().enumerate() {
+            let before: Vec<&str> = t.blocks_of(k).iter().map(|b| b.span.get(&text)).collect();
+            let after: Vec<&str> = t2.blocks_of(k).iter().map(|b| b.span.get(&out)).collect();
+            if k == i {
+                assert_eq!(&before[1..], &after[..], "{}", path.display());
+            } else {
+                assert_eq!(before, after, "{}", path.display());
+                if t.body == BodyKind::Request {
+                    assert_eq!(m.span.get(&text), t2.messages[k].span.get(&out));
+                }
+            }
+        }
+        edited += 1;
+    }
+    assert!(edited >= 50, "only {edited} transcripts edited");
+}
