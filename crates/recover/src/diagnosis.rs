@@ -1,0 +1,284 @@
+//! The result of classifying an error: [`Diagnosis`] and its parts.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, as one stable kind.
+///
+/// The serde names (`thinking_block_order`, …) are the public contract: they appear in the CLI's
+/// JSON output, in the attempts file and in `corpus/errors`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The open turn's first assistant message does not start with thinking (AN-16, AN-18), or a
+    /// DeepSeek/Kimi `reasoning_content` was not passed back (DS-03, KM-01).
+    ThinkingBlockOrder,
+    /// Thinking is off but the final assistant message holds thinking (AN-20).
+    ThinkingDisabledViolation,
+    /// Thinking in the latest assistant message differs from the original response (AN-22).
+    ThinkingBlockModified,
+    /// A thinking signature (or redacted data, or a Gemini `thoughtSignature`) failed to verify
+    /// or is missing (AN-06, AN-23, AN-25, GM-01, GM-08).
+    ThinkingSignatureInvalid,
+    /// An assistant message ends with a thinking block (AN-19).
+    ThinkingBlockTrailing,
+    /// A tool call has no result right after it (AN-08, AN-09, GM-10, OC-01).
+    ToolResultMissing,
+    /// A tool result names no tool call of the previous message (AN-10, AN-15, GM-09, OC-02).
+    ToolUseIdMismatch,
+    /// A tool call id does not match the allowed pattern (AN-12).
+    ToolUseIdFormat,
+    /// A message or text block is empty or blank (AN-04, AN-05).
+    EmptyContent,
+    /// Roles are out of order: first message, alternation, trailing prefill (AN-01..AN-03, GM-09).
+    RoleOrder,
+    /// An OpenAI Responses reasoning item is orphaned, unknown or unverifiable (RS-01..RS-04).
+    ReasoningItemOrphan,
+    /// The request is larger than the model's context window.
+    ContextLengthExceeded,
+    /// A request parameter is wrong (sampling with thinking, budget, tool choice, …); no
+    /// transcript repair fixes it.
+    RequestConfigInvalid,
+    /// The provider is overloaded (529, 503); retry later.
+    RetryableOverloaded,
+    /// A rate limit was hit (429); retry later.
+    RetryableRateLimit,
+    /// A transient server error (500); retry.
+    RetryableServer,
+    /// Nothing recognisable.
+    Unknown,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 17] = [
+        ErrorKind::ThinkingBlockOrder,
+        ErrorKind::ThinkingDisabledViolation,
+        ErrorKind::ThinkingBlockModified,
+        ErrorKind::ThinkingSignatureInvalid,
+        ErrorKind::ThinkingBlockTrailing,
+        ErrorKind::ToolResultMissing,
+        ErrorKind::ToolUseIdMismatch,
+        ErrorKind::ToolUseIdFormat,
+        ErrorKind::EmptyContent,
+        ErrorKind::RoleOrder,
+        ErrorKind::ReasoningItemOrphan,
+        ErrorKind::ContextLengthExceeded,
+        ErrorKind::RequestConfigInvalid,
+        ErrorKind::RetryableOverloaded,
+        ErrorKind::RetryableRateLimit,
+        ErrorKind::RetryableServer,
+        ErrorKind::Unknown,
+    ];
+
+    /// The stable snake_case name (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ThinkingBlockOrder => "thinking_block_order",
+            ErrorKind::ThinkingDisabledViolation => "thinking_disabled_violation",
+            ErrorKind::ThinkingBlockModified => "thinking_block_modified",
+            ErrorKind::ThinkingSignatureInvalid => "thinking_signature_invalid",
+            ErrorKind::ThinkingBlockTrailing => "thinking_block_trailing",
+            ErrorKind::ToolResultMissing => "tool_result_missing",
+            ErrorKind::ToolUseIdMismatch => "tool_use_id_mismatch",
+            ErrorKind::ToolUseIdFormat => "tool_use_id_format",
+            ErrorKind::EmptyContent => "empty_content",
+            ErrorKind::RoleOrder => "role_order",
+            ErrorKind::ReasoningItemOrphan => "reasoning_item_orphan",
+            ErrorKind::ContextLengthExceeded => "context_length_exceeded",
+            ErrorKind::RequestConfigInvalid => "request_config_invalid",
+            ErrorKind::RetryableOverloaded => "retryable_overloaded",
+            ErrorKind::RetryableRateLimit => "retryable_rate_limit",
+            ErrorKind::RetryableServer => "retryable_server",
+            ErrorKind::Unknown => "unknown",
+        }
+    }
+
+    /// Whether sending the same request again later can succeed.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::RetryableOverloaded
+                | ErrorKind::RetryableRateLimit
+                | ErrorKind::RetryableServer
+        )
+    }
+
+    /// Parse a serde name back into a kind.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The provider (or gateway) the error text points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Provider {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// Amazon Bedrock (InvokeModel or Converse).
+    Bedrock,
+    /// Google Vertex AI (Claude or Gemini).
+    Vertex,
+    /// Google Gemini API.
+    Gemini,
+    /// OpenAI (Chat Completions or Responses).
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// OpenRouter.
+    #[serde(rename = "openrouter")]
+    OpenRouter,
+    /// DeepSeek.
+    #[serde(rename = "deepseek")]
+    DeepSeek,
+    /// Moonshot Kimi.
+    Kimi,
+    /// A LiteLLM gateway.
+    #[serde(rename = "litellm")]
+    LiteLlm,
+    /// Not recognisable from the text.
+    #[default]
+    Unknown,
+}
+
+impl Provider {
+    /// The stable lowercase name (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::Bedrock => "bedrock",
+            Provider::Vertex => "vertex",
+            Provider::Gemini => "gemini",
+            Provider::OpenAi => "openai",
+            Provider::OpenRouter => "openrouter",
+            Provider::DeepSeek => "deepseek",
+            Provider::Kimi => "kimi",
+            Provider::LiteLlm => "litellm",
+            Provider::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where in the request the error points: `messages.N.content.M`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Location {
+    /// Message index `N`, when named.
+    pub message: Option<u32>,
+    /// Content block index `M`, when named.
+    pub block: Option<u32>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.message, self.block) {
+            (Some(m), Some(b)) => write!(f, "messages[{m}].content[{b}]"),
+            (Some(m), None) => write!(f, "messages[{m}]"),
+            (None, Some(b)) => write!(f, "content[{b}]"),
+            (None, None) => f.write_str("(no location)"),
+        }
+    }
+}
+
+/// Token figures named by a context-length error, e.g. `219898 tokens > 200000 maximum`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenFigures {
+    /// How many tokens the request has (or asked for in total), when named.
+    pub actual: Option<u64>,
+    /// The limit it exceeded, when named.
+    pub limit: Option<u64>,
+}
+
+/// Which request parameter a [`ErrorKind::RequestConfigInvalid`] error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ConfigField {
+    /// `temperature` with thinking on.
+    Temperature,
+    /// `top_p` with thinking on.
+    TopP,
+    /// `top_k` with thinking on.
+    TopK,
+    /// `thinking.budget_tokens` below its minimum.
+    BudgetTokens,
+    /// `max_tokens` not greater than `thinking.budget_tokens`.
+    MaxTokens,
+    /// A forced `tool_choice` with thinking on.
+    ToolChoice,
+    /// The model does not support thinking at all.
+    ModelWithoutThinking,
+    /// Manual (`enabled`) thinking is not supported; use adaptive.
+    ManualThinkingUnsupported,
+    /// Adaptive thinking is not supported on this model.
+    AdaptiveThinkingUnsupported,
+    /// Vertex `include_thoughts` without thinking.
+    IncludeThoughts,
+    /// A tool definition (name or schema) is invalid.
+    ToolDefinition,
+}
+
+impl ConfigField {
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigField::Temperature => "temperature",
+            ConfigField::TopP => "top_p",
+            ConfigField::TopK => "top_k",
+            ConfigField::BudgetTokens => "budget_tokens",
+            ConfigField::MaxTokens => "max_tokens",
+            ConfigField::ToolChoice => "tool_choice",
+            ConfigField::ModelWithoutThinking => "model_without_thinking",
+            ConfigField::ManualThinkingUnsupported => "manual_thinking_unsupported",
+            ConfigField::AdaptiveThinkingUnsupported => "adaptive_thinking_unsupported",
+            ConfigField::IncludeThoughts => "include_thoughts",
+            ConfigField::ToolDefinition => "tool_definition",
+        }
+    }
+}
+
+/// What the classifier found in one error text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Diagnosis {
+    /// The kind of error.
+    pub kind: ErrorKind,
+    /// Whether retrying the same request later can succeed.
+    pub retryable: bool,
+    /// The provider the text points at.
+    pub provider: Provider,
+    /// The innermost HTTP status found in the text, else the one given.
+    pub status: Option<u16>,
+    /// `messages.N.content.M`, when named.
+    pub location: Location,
+    /// Tool call ids the error names (`tool_use` ids, `tool_call_id`s, `call_id`s).
+    pub tool_use_ids: Vec<String>,
+    /// Reasoning item ids the error names (OpenAI Responses `rs_…`, `cmp_…`).
+    pub reasoning_ids: Vec<String>,
+    /// Token figures of a context-length error.
+    pub tokens: Option<TokenFigures>,
+    /// How long the provider asks to wait, in milliseconds.
+    #[serde(rename = "retry_after_ms", with = "crate::duration_ms::option")]
+    pub retry_after: Option<Duration>,
+    /// The AN-25 variant of the signature error: the block is bound to a different conversation.
+    pub prefix_binding: bool,
+    /// For [`ErrorKind::RequestConfigInvalid`]: the parameter at fault, when recognised.
+    pub config: Option<ConfigField>,
+    /// The innermost human-readable message text.
+    pub message: String,
+}

@@ -1,0 +1,143 @@
+//! Text normalisation: one linear pass that sees through the ways real error texts are wrapped.
+//!
+//! Real errors arrive JSON-escaped one to three levels deep (`\"`, `\\\"`, `\\n`), as Python
+//! reprs, hard-wrapped by terminals (a newline plus indentation inserted anywhere, even inside a
+//! word or a JSON key), inside TUI boxes (`│`, `╭`, `⎿`, `■`, emoji), with backticks stripped
+//! or kept. See `shared/research/errors-traps.md`, trap 7.
+//!
+//! The pass produces two views of the same text:
+//! - `lower`: unescaped, with every whitespace character, quote, backtick and non-alphanumeric
+//!   non-ASCII symbol removed, ASCII-lowercased. A hard-wrap can never split a phrase in this
+//!   view, because the view has no spaces at all. Patterns are matched against it.
+//! - `spaced`: unescaped, with whitespace runs and symbols collapsed to one space and quotes kept.
+//!   Used to cut out the human-readable innermost message.
+//!
+//! Every step is a single forward scan; nothing backtracks.
+
+/// The normalised views of one error text.
+#[derive(Debug, Clone)]
+pub(crate) struct Normalized {
+    /// Unescaped text without whitespace, quotes, backticks or symbols, ASCII-lowercased.
+    pub lower: String,
+    /// Unescaped text with whitespace collapsed and quotes kept (original case).
+    pub spaced: String,
+}
+
+impl Normalized {
+    /// Normalise `input` in one pass.
+    pub(crate) fn new(input: &str) -> Self {
+        let mut n = Builder {
+            compact: String::with_capacity(input.len()),
+            spaced: String::with_capacity(input.len()),
+            last_space: true,
+        };
+        let mut chars = input.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                n.emit(c);
+                continue;
+            }
+            // A run of backslashes is one escape, whatever the nesting depth that produced it.
+            while chars.peek() == Some(&'\\') {
+                chars.next();
+            }
+            match chars.peek().copied() {
+                Some('n' | 't' | 'r') => {
+                    chars.next();
+                    n.emit(' ');
+                }
+                Some('u') => {
+                    chars.next();
+                    let mut code = 0u32;
+                    let mut taken = [' '; 4];
+                    let mut digits = 0;
+                    while digits < 4 {
+                        match chars.peek().copied() {
+                            Some(d) if d.is_ascii_hexdigit() => {
+                                code = code * 16 + d.to_digit(16).unwrap_or(0);
+                                taken[digits] = d;
+                                digits += 1;
+                                chars.next();
+                            }
+                            _ => break,
+                        }
+                    }
+                    if digits == 4 {
+                        if let Some(decoded) = char::from_u32(code) {
+                            n.emit(decoded);
+                        }
+                    } else {
+                        n.emit('u');
+                        for d in &taken[..digits] {
+                            n.emit(*d);
+                        }
+                    }
+                }
+                // `\"`, `\'`, `\/`, `` \` `` and anything else: the escaped character stands for
+                // itself and is handled by the next iteration.
+                _ => {}
+            }
+        }
+        let mut lower = n.compact;
+        lower.make_ascii_lowercase();
+        Normalized {
+            lower,
+            spaced: n.spaced.trim().to_owned(),
+        }
+    }
+}
+
+struct Builder {
+    compact: String,
+    spaced: String,
+    last_space: bool,
+}
+
+impl Builder {
+    fn space(&mut self) {
+        if !self.last_space {
+            self.spaced.push(' ');
+            self.last_space = true;
+        }
+    }
+
+    fn emit(&mut self, c: char) {
+        if c.is_whitespace() || c.is_control() {
+            self.space();
+        } else if c == '`' {
+            // Backticks are dropped in both views: markdown often strips them anyway.
+        } else if c == '"' || c == '\'' {
+            self.spaced.push(c);
+            self.last_space = false;
+        } else if c.is_ascii() || c.is_alphanumeric() {
+            self.compact.push(c);
+            self.spaced.push(c);
+            self.last_space = false;
+        } else {
+            // Box drawing, TUI glyphs (⎿ ✕ ■ ⏺), emoji, ellipses, middle dots.
+            self.space();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Normalized;
+
+    #[test]
+    fn unescapes_nested_levels_and_removes_wraps() {
+        let n = Normalized::new(r#"{\"t\n    ype\\\":\\\"a b\"}"#);
+        assert_eq!(n.lower, "{type:ab}");
+        let n = Normalized::new("│ Internal server \n     error │");
+        assert_eq!(n.lower, "internalservererror");
+        assert_eq!(n.spaced, "Internal server error");
+    }
+
+    #[test]
+    fn decodes_unicode_escapes() {
+        let n = Normalized::new(r"\u0060thinking\u0060 \u00e9");
+        assert_eq!(n.lower, "thinkingé");
+        let n = Normalized::new(r"\u00zz");
+        assert_eq!(n.lower, "u00zz");
+    }
+}
