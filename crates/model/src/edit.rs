@@ -707,3 +707,106 @@ impl Transcript<'_> {
         self.blocks.get(n).map(|b| (b.msg as usize, b.pos as usize))
     }
 }
+
+/// Object-level edits on one JSON object's text (a block), keeping every other member's bytes.
+pub mod object {
+    use crate::json::{Scanner, Span, StrSpan, write_string};
+
+    /// The members of the object `src`: `(key, member span from the key's quote to the value's
+    /// end, value span)`. `None` when `src` is not a JSON object.
+    pub fn members(src: &str) -> Option<Vec<(StrSpan, Span, Span)>> {
+        let mut s = Scanner::new(src).ok()?;
+        let mut out = Vec::new();
+        s.object(|s, key| -> crate::json::Result<()> {
+            let v = s.skip_value()?;
+            out.push((key, Span::new(key.span.start as usize - 1, v.end as usize), v));
+            Ok(())
+        })
+        .ok()?;
+        s.finish().ok()?;
+        Some(out)
+    }
+
+    /// `src` without the member `key` (all occurrences). `None` when `src` is not an object.
+    pub fn remove_key(src: &str, key: &str) -> Option<String> {
+        let members = members(src)?;
+        let keep: Vec<&(StrSpan, Span, Span)> =
+            members.iter().filter(|(k, _, _)| k.decode(src) != key).collect();
+        if keep.len() == members.len() {
+            return Some(src.to_owned());
+        }
+        let open = src.find('{')?;
+        let close = src.rfind('}')?;
+        let mut out = String::with_capacity(src.len());
+        out.push_str(&src[..=open]);
+        let first = members.first().map_or(close, |(_, m, _)| m.start as usize);
+        out.push_str(&src[open + 1..first]);
+        for (n, (_, m, _)) in keep.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(m.get(src));
+        }
+        let last = members.last().map_or(close, |(_, m, _)| m.end as usize);
+        out.push_str(&src[last..]);
+        Some(out)
+    }
+
+    /// `src` with member `key` set to the JSON text `value`: replaced in place when present,
+    /// appended at the end otherwise. `None` when `src` is not an object.
+    pub fn set_key(src: &str, key: &str, value: &str) -> Option<String> {
+        let members = members(src)?;
+        if let Some((_, _, v)) = members.iter().rev().find(|(k, _, _)| k.decode(src) == key) {
+            let mut out = String::with_capacity(src.len() + value.len());
+            out.push_str(&src[..v.start as usize]);
+            out.push_str(value);
+            out.push_str(&src[v.end as usize..]);
+            return Some(out);
+        }
+        let close = src.rfind('}')?;
+        let mut out = String::with_capacity(src.len() + key.len() + value.len() + 4);
+        match members.last() {
+            Some((_, m, _)) => {
+                out.push_str(&src[..m.end as usize]);
+                out.push(',');
+                write_string(&mut out, key);
+                out.push(':');
+                out.push_str(value);
+                out.push_str(&src[m.end as usize..]);
+            }
+            None => {
+                out.push_str(&src[..close]);
+                write_string(&mut out, key);
+                out.push(':');
+                out.push_str(value);
+                out.push_str(&src[close..]);
+            }
+        }
+        Some(out)
+    }
+
+    /// The raw value text of member `key`, if present.
+    pub fn get<'s>(src: &'s str, key: &str) -> Option<&'s str> {
+        members(src)?.iter().rev().find(|(k, _, _)| k.decode(src) == key).map(|(_, _, v)| v.get(src))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn remove_and_set_keep_other_bytes() {
+            let b = r#"{ "type": "text", "text": "a\u00e9",  "cache_control": {"type":"ephemeral"} }"#;
+            assert_eq!(remove_key(b, "cache_control").as_deref(), Some(r#"{ "type": "text","text": "a\u00e9" }"#));
+            assert_eq!(remove_key(b, "nope").as_deref(), Some(b));
+            assert_eq!(
+                set_key(b, "text", "\"z\"").as_deref(),
+                Some(r#"{ "type": "text", "text": "z",  "cache_control": {"type":"ephemeral"} }"#)
+            );
+            assert_eq!(set_key("{}", "a", "1").as_deref(), Some(r#"{"a":1}"#));
+            assert_eq!(set_key(r#"{"x":2}"#, "a", "1").as_deref(), Some(r#"{"x":2,"a":1}"#));
+            assert_eq!(get(b, "type"), Some("\"text\""));
+            assert!(members("[1]").is_none());
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The before/after ledger of thinking blocks.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+use turnkeeper_model::{Block, BlockKind, Transcript};
+
+/// True for blocks whose bytes turnkeeper must never alter: thinking, redacted thinking, and any
+/// block that carries a signature (Gemini parts with `thoughtSignature`, OpenCode reasoning).
+pub fn is_guarded(b: &Block) -> bool {
+    b.kind().is_thinking()
+        || b.signature.is_some()
+        || (b.has_signature_key && b.kind() != BlockKind::Text)
+}
+
+/// A short, stable fingerprint of a block's exact bytes: the first 8 bytes of its SHA-256, hex.
+pub fn fingerprint(raw: &str) -> String {
+    let d = Sha256::digest(raw.as_bytes());
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A thinking block changed, appeared or vanished without a report: the pipeline is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GuardViolation {
+    /// A guarded block in the output is not byte-identical to any input or restored block.
+    #[error(
+        "{path}: a thinking block in the output (fingerprint {fingerprint}) matches no block of the input: it was altered or invented"
+    )]
+    Altered {
+        /// Where it is in the output.
+        path: String,
+        /// Its fingerprint.
+        fingerprint: String,
+    },
+    /// Input guarded blocks are missing from the output beyond what was reported removed.
+    #[error(
+        "{missing} thinking block(s) vanished without a reported removal (first: {first_path}, fingerprint {fingerprint})"
+    )]
+    Unreported {
+        /// How many.
+        missing: usize,
+        /// The input location of the first one.
+        first_path: String,
+        /// Its fingerprint.
+        fingerprint: String,
+    },
+    /// The output could not be read back.
+    #[error("the repaired body does not parse: {0}")]
+    Unreadable(String),
+}
+
+/// The multiset of guarded blocks of an input, by exact bytes.
+#[derive(Debug, Default)]
+pub struct Ledger<'a> {
+    counts: HashMap<&'a str, (usize, String)>,
+    extra: HashMap<String, usize>,
+}
+
+impl<'a> Ledger<'a> {
+    /// Records every guarded block of `t`.
+    pub fn take(t: &Transcript<'a>) -> Self {
+        let mut counts: HashMap<&'a str, (usize, String)> = HashMap::new();
+        for b in t.blocks.iter().filter(|b| is_guarded(b)) {
+            let raw = b.span.get(t.src);
+            let e = counts
+                .entry(raw)
+                .or_insert_with(|| (0, t.block_path(b.msg as usize, b.pos as usize)));
+            e.0 += 1;
+        }
+        Ledger {
+            counts,
+            extra: HashMap::new(),
+        }
+    }
+
+    /// Number of guarded blocks recorded.
+    pub fn len(&self) -> usize {
+        self.counts.values().map(|(n, _)| n).sum::<usize>() + self.extra.values().sum::<usize>()
+    }
+
+    /// True when the input had no guarded block.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Allows a block that was restored from the turn store (its bytes are the provider's).
+    pub fn allow_restored(&mut self, raw: &str) {
+        *self.extra.entry(raw.to_owned()).or_insert(0) += 1;
+    }
+
+    /// Checks the output against the ledger. `reported_removed` is the number of guarded input
+    /// blocks the report says were removed (or replaced by a restore).
+    ///
+    /// # Errors
+    /// A [`GuardViolation`] when a guarded block was altered or invented, or vanished unreported.
+    pub fn verify(
+        &self,
+        out: &Transcript<'_>,
+        reported_removed: usize,
+    ) -> Result<(), GuardViolation> {
+        let mut left: HashMap<&str, usize> =
+            self.counts.iter().map(|(k, (n, _))| (*k, *n)).collect();
+        let mut extra = self.extra.clone();
+        for b in out.blocks.iter().filter(|b| is_guarded(b)) {
+            let raw = b.span.get(out.src);
+            if let Some(n) = left.get_mut(raw).filter(|n| **n > 0) {
+                *n -= 1;
+            } else if let Some(n) = extra.get_mut(raw).filter(|n| **n > 0) {
+                *n -= 1;
+            } else {
+                return Err(GuardViolation::Altered {
+                    path: out.block_path(b.msg as usize, b.pos as usize),
+                    fingerprint: fingerprint(raw),
+                });
+            }
+        }
+        let missing: usize = left.values().sum();
+        if missing > reported_removed {
+            let (raw, (_, path)) = self
+                .counts
+                .iter()
+                .find(|(k, _)| left.get(*k).is_some_and(|n| *n > 0))
+                .map(|(k, v)| (*k, v.clone()))
+                .unwrap_or(("", (0, String::new())));
+            return Err(GuardViolation::Unreported {
+                missing: missing - reported_removed,
+                first_path: path,
+                fingerprint: fingerprint(raw),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnkeeper_model::{Draft, FormatHint, read};
+
+    const BODY: &str = r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"thinking","thinking":"a\u00e9","signature":"EqQB"},{"type":"text","text":"x"}]},{"role":"user","content":"r"}]}"#;
+
+    #[test]
+    fn unchanged_output_passes() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let l = Ledger::take(&t);
+        assert_eq!(l.len(), 1);
+        assert_eq!(l.verify(&t, 0), Ok(()));
+    }
+
+    #[test]
+    fn altered_thinking_is_caught() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let l = Ledger::take(&t);
+        let altered = BODY.replace(r#""a\u00e9""#, r#""aé""#);
+        let t2 = read(&altered, FormatHint::Auto).expect("reads");
+        assert!(matches!(
+            l.verify(&t2, 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+    }
+
+    #[test]
+    fn unreported_removal_is_caught_and_reported_one_passes() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let l = Ledger::take(&t);
+        let mut d = Draft::new(&t);
+        d.remove_block(1, 0);
+        let out = d.output();
+        let t2 = read(&out, FormatHint::Auto).expect("reads");
+        assert!(matches!(
+            l.verify(&t2, 0),
+            Err(GuardViolation::Unreported { missing: 1, .. })
+        ));
+        assert_eq!(l.verify(&t2, 1), Ok(()));
+    }
+}

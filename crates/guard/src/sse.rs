@@ -1,0 +1,192 @@
+//! Assembling an Anthropic Messages streaming response (`text/event-stream`) into a message.
+//!
+//! The stream's events are documented in the Messages streaming reference: `message_start`
+//! carries the message without content, `content_block_start` opens block `index` with its initial
+//! object, `content_block_delta` appends `text_delta.text`, `thinking_delta.thinking`,
+//! `signature_delta.signature`, `input_json_delta.partial_json` or `citations_delta.citation`, and
+//! `content_block_stop` closes it. A mid-stream `error` event ends the stream.
+//!
+//! Each block is rebuilt from its `content_block_start` object with the accumulated fields set in
+//! place, so its key order is the provider's.
+
+use turnkeeper_model::edit::object;
+use turnkeeper_model::json::write_string;
+
+/// A message assembled from a stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Assembled {
+    /// `message.id`.
+    pub id: Option<String>,
+    /// `message.model`.
+    pub model: Option<String>,
+    /// The content array, as JSON text.
+    pub content: String,
+    /// The stream's `error` event payload, if one arrived.
+    pub error: Option<String>,
+}
+
+#[derive(Default)]
+struct Open {
+    start: String,
+    text: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    input: Option<String>,
+    citations: Vec<String>,
+}
+
+/// True when `text` looks like an event stream rather than a JSON body.
+pub fn looks_like_sse(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("event:") || t.starts_with("data:")
+}
+
+/// Assembles the stream. Unknown events and malformed `data:` lines are skipped (and traced).
+pub fn assemble(stream: &str) -> Assembled {
+    let mut out = Assembled::default();
+    let mut blocks: Vec<Open> = Vec::new();
+    for line in stream.lines() {
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
+        let data = data.trim_start();
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+            tracing::debug!(line = data, "skipping a data line that is not JSON");
+            continue;
+        };
+        let idx = v.get("index").and_then(|i| i.as_u64()).unwrap_or(0) as usize;
+        match v.get("type").and_then(|t| t.as_str()) {
+            Some("message_start") => {
+                let m = v.get("message");
+                out.id = m
+                    .and_then(|m| m.get("id"))
+                    .and_then(|s| s.as_str())
+                    .map(str::to_owned);
+                out.model = m
+                    .and_then(|m| m.get("model"))
+                    .and_then(|s| s.as_str())
+                    .map(str::to_owned);
+            }
+            Some("content_block_start") => {
+                // The raw object text of `content_block`, so its key order is kept.
+                let start = raw_member(data, "content_block").unwrap_or_else(|| "{}".to_owned());
+                if blocks.len() <= idx {
+                    blocks.resize_with(idx + 1, Open::default);
+                }
+                blocks[idx] = Open {
+                    start,
+                    ..Open::default()
+                };
+            }
+            Some("content_block_delta") => {
+                let Some(b) = blocks.get_mut(idx) else {
+                    continue;
+                };
+                let d = v.get("delta");
+                let field = |k: &str| {
+                    d.and_then(|d| d.get(k))
+                        .and_then(|s| s.as_str())
+                        .unwrap_or("")
+                };
+                match d.and_then(|d| d.get("type")).and_then(|t| t.as_str()) {
+                    Some("text_delta") => b
+                        .text
+                        .get_or_insert_with(String::new)
+                        .push_str(field("text")),
+                    Some("thinking_delta") => b
+                        .thinking
+                        .get_or_insert_with(String::new)
+                        .push_str(field("thinking")),
+                    Some("signature_delta") => b
+                        .signature
+                        .get_or_insert_with(String::new)
+                        .push_str(field("signature")),
+                    Some("input_json_delta") => b
+                        .input
+                        .get_or_insert_with(String::new)
+                        .push_str(field("partial_json")),
+                    Some("citations_delta") => {
+                        if let Some(c) = d.and_then(|d| d.get("citation")) {
+                            b.citations.push(c.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some("error") => out.error = Some(data.to_owned()),
+            _ => {}
+        }
+    }
+    let mut content = String::from("[");
+    for (n, b) in blocks.iter().enumerate() {
+        if n > 0 {
+            content.push(',');
+        }
+        content.push_str(&finish_block(b));
+    }
+    content.push(']');
+    out.content = content;
+    out
+}
+
+fn quoted(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    write_string(&mut q, s);
+    q
+}
+
+fn finish_block(b: &Open) -> String {
+    let mut json = b.start.clone();
+    let mut set = |k: &str, v: String| {
+        if let Some(j) = object::set_key(&json, k, &v) {
+            json = j;
+        }
+    };
+    if let Some(t) = &b.text {
+        let prior = object::get(&b.start, "text")
+            .and_then(|r| serde_json::from_str::<String>(r).ok())
+            .unwrap_or_default();
+        set("text", quoted(&(prior + t)));
+    }
+    if let Some(t) = &b.thinking {
+        set("thinking", quoted(t));
+    }
+    if let Some(s) = &b.signature {
+        set("signature", quoted(s));
+    }
+    if let Some(i) = b.input.as_deref().filter(|i| !i.trim().is_empty()) {
+        set("input", i.to_owned());
+    }
+    if !b.citations.is_empty() {
+        set("citations", format!("[{}]", b.citations.join(",")));
+    }
+    json
+}
+
+fn raw_member(data: &str, key: &str) -> Option<String> {
+    object::get(data, key).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assembles_thinking_text_and_tool_use() {
+        let sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-sonnet-4-5\",\"content\":[]}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Let me \\\"think\\\"\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\" é\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQBCkY=\"}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"1}\"}}\n\n";
+        let a = assemble(sse);
+        assert_eq!(a.id.as_deref(), Some("msg_1"));
+        assert_eq!(
+            a.content,
+            r#"[{"type":"thinking","thinking":"Let me \"think\" é","signature":"EqQBCkY="},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}]"#
+        );
+        assert!(looks_like_sse(sse));
+    }
+}
