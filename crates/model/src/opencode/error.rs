@@ -1,0 +1,201 @@
+//! Errors and per-file problems of the OpenCode layer.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A failure that stops an OpenCode operation as a whole.
+///
+/// Damage confined to one file or row is not an error: it becomes a [`Problem`] and the rest of
+/// the session still loads.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpencodeError {
+    /// Reading a file or directory failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path that could not be read.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The SQLite database could not be opened or queried.
+    #[error("sqlite error on {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The database does not have the tables/columns of a known OpenCode schema.
+    #[error("{path} is not a recognised OpenCode database: {reason}")]
+    UnknownSchema {
+        /// The database file.
+        path: PathBuf,
+        /// What is missing.
+        reason: String,
+    },
+    /// An id given by the caller cannot be used safely (path separators, `..`, absolute, empty).
+    #[error("unsafe OpenCode id {id:?}: {reason}")]
+    UnsafeId {
+        /// The rejected id.
+        id: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// No session with this id exists in the store.
+    #[error("session {id:?} not found")]
+    SessionNotFound {
+        /// The id that was looked up.
+        id: String,
+    },
+    /// An exported session file is not JSON or not an array of `{info, parts}`.
+    #[error("invalid export {origin}: {reason}")]
+    InvalidExport {
+        /// Where the export came from (a path or a caller-given name).
+        origin: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Where a stored message, part or session record came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// A file of the JSON store.
+    File(PathBuf),
+    /// A row of the SQLite store.
+    Row {
+        /// The table (`session`, `message` or `part`).
+        table: &'static str,
+        /// The row's `id` column.
+        id: String,
+    },
+    /// A place inside an exported JSON document, as a JSON path (`[0].parts[3]`).
+    Export(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File(p) => write!(f, "{}", p.display()),
+            Origin::Row { table, id } => write!(f, "{table} row {id}"),
+            Origin::Export(path) => write!(f, "export{path}"),
+        }
+    }
+}
+
+/// What is wrong with one file or row that was skipped (or loaded with a caveat).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The bytes are not valid JSON (or not UTF-8, or empty / NUL-filled).
+    InvalidJson {
+        /// The parser's message.
+        detail: String,
+    },
+    /// Valid JSON whose shape does not match what OpenCode writes (missing required field, ...).
+    WrongShape {
+        /// What did not match.
+        detail: String,
+    },
+    /// An id (from a path, a body or a row) that could escape the storage root or is malformed.
+    UnsafeId {
+        /// The rejected id.
+        id: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// An id inside a body disagrees with the id given by its path or row; the path/row wins.
+    IdMismatch {
+        /// Which field (`id`, `sessionID`, `messageID`).
+        field: &'static str,
+        /// The id found in the body.
+        found: String,
+        /// The authoritative id.
+        expected: String,
+    },
+    /// Parts stored for a message that does not exist.
+    OrphanParts {
+        /// The missing message's id.
+        message_id: String,
+        /// How many parts were skipped.
+        count: usize,
+    },
+    /// A path resolved (through a symlink) to a place outside the storage root.
+    OutsideRoot,
+    /// A file or directory could not be read.
+    Unreadable {
+        /// The I/O error's message.
+        detail: String,
+    },
+}
+
+/// A typed problem found while reading a store: what, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where the problem is.
+    pub origin: Origin,
+    /// What is wrong.
+    pub kind: ProblemKind,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.origin)?;
+        match &self.kind {
+            ProblemKind::InvalidJson { detail } => write!(f, "invalid JSON: {detail}"),
+            ProblemKind::WrongShape { detail } => write!(f, "unexpected shape: {detail}"),
+            ProblemKind::UnsafeId { id, reason } => write!(f, "unsafe id {id:?}: {reason}"),
+            ProblemKind::IdMismatch {
+                field,
+                found,
+                expected,
+            } => write!(f, "{field} {found:?} in the body, {expected:?} by location"),
+            ProblemKind::OrphanParts { message_id, count } => {
+                write!(f, "{count} part(s) of missing message {message_id}")
+            }
+            ProblemKind::OutsideRoot => write!(f, "resolves outside the storage root"),
+            ProblemKind::Unreadable { detail } => write!(f, "unreadable: {detail}"),
+        }
+    }
+}
+
+/// Checks that an OpenCode id can be used as one path component under a storage root.
+///
+/// OpenCode ids look like `ses_…`, `msg_…`, `prt_…`, but OpenCode itself only checks the prefix
+/// (opencode-storage.md §4.2), so any other shape is accepted here as long as it cannot name
+/// another directory: it must be non-empty, not `.`/`..`, contain no `/`, `\`, `:` or NUL, and
+/// not start with `~`.
+///
+/// # Errors
+/// Returns the reason the id was rejected.
+pub fn check_id(id: &str) -> Result<(), &'static str> {
+    if id.is_empty() {
+        return Err("empty");
+    }
+    if id == "." || id == ".." {
+        return Err("names a directory");
+    }
+    if id.contains("..") {
+        return Err("contains `..`");
+    }
+    if id.contains('/') || id.contains('\\') {
+        return Err("contains a path separator");
+    }
+    if id.contains(':') {
+        return Err("contains `:` (drive or stream name)");
+    }
+    if id.contains('\0') {
+        return Err("contains NUL");
+    }
+    if id.starts_with('~') {
+        return Err("starts with `~`");
+    }
+    if id.chars().any(char::is_control) {
+        return Err("contains a control character");
+    }
+    Ok(())
+}

@@ -1,0 +1,822 @@
+//! Typed views of OpenCode's stored records: messages, the 12 part types, errors, sessions.
+//!
+//! Shapes follow seed 003 (OpenCode's `MessageV2` structures) and opencode-storage.md §7 (the
+//! schemas at v1.2.10). These are *views*: they are parsed tolerantly (unknown fields are
+//! ignored, most fields are optional) and never written back. The exact stored bytes are kept
+//! next to each view (see [`crate::opencode::StoredPart::raw`]), so nothing a view does not model
+//! is lost.
+//!
+//! No serde tagged/untagged/flattened enums are used here: dispatch on `type` / `role` /
+//! `status` / `name` is done by peeking that one field first and then deserializing the matching
+//! struct (rust-anchors.md §3.1), so `Box<RawValue>` fields work and unknown kinds are kept.
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A JSON value kept as its exact text.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct RawJson(pub Box<RawValue>);
+
+impl RawJson {
+    /// The exact JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+/// Equal when the texts are the same JSON apart from insignificant whitespace (a pretty-printed
+/// file and a compact SQLite `data` column holding the same value compare equal).
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+            || super::convert::compact_json(self.0.get())
+                == super::convert::compact_json(other.0.get())
+    }
+}
+
+/// `{providerID, modelID}` as stored on user messages and subtask parts.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelRef {
+    /// Provider id (`anthropic`, `openrouter`, ...).
+    #[serde(rename = "providerID")]
+    pub provider_id: String,
+    /// Model id as the provider spells it.
+    #[serde(rename = "modelID")]
+    pub model_id: String,
+}
+
+/// Token counts of an assistant message or a step.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct Tokens {
+    /// Total, when OpenCode recorded it.
+    pub total: Option<f64>,
+    /// Input tokens.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Reasoning tokens.
+    pub reasoning: f64,
+    /// Cache reads and writes.
+    pub cache: CacheTokens,
+}
+
+/// Cache token counts.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct CacheTokens {
+    /// Tokens read from the cache.
+    pub read: f64,
+    /// Tokens written to the cache.
+    pub write: f64,
+}
+
+/// `time` of a user message.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct MessageTime {
+    /// Creation time, epoch milliseconds.
+    pub created: i64,
+    /// Completion time (assistant messages), epoch milliseconds.
+    pub completed: Option<i64>,
+}
+
+/// Compaction summary attached to a user message.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct UserSummary {
+    /// Summary title.
+    pub title: Option<String>,
+    /// Summary body.
+    pub body: Option<String>,
+    /// File diffs (kept as JSON values).
+    pub diffs: Vec<Value>,
+}
+
+/// A user message (`role: "user"`), seed 003 "User Message".
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UserMessage {
+    /// `id` from the body, if present (the path/row id is authoritative).
+    pub id: Option<String>,
+    /// `sessionID` from the body, if present.
+    #[serde(rename = "sessionID")]
+    pub session_id: Option<String>,
+    /// Creation time.
+    pub time: MessageTime,
+    /// Compaction summary.
+    pub summary: Option<UserSummary>,
+    /// Agent to use.
+    pub agent: Option<String>,
+    /// Model for this message.
+    pub model: Option<ModelRef>,
+    /// Extra system prompt.
+    pub system: Option<String>,
+    /// Tool overrides (deprecated upstream).
+    pub tools: Option<std::collections::BTreeMap<String, bool>>,
+    /// Reasoning variant.
+    pub variant: Option<String>,
+    /// Output format (`{type:"text"}` or a JSON schema), kept as JSON.
+    pub format: Option<Value>,
+}
+
+/// `path` of an assistant message.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct MessagePath {
+    /// Working directory.
+    pub cwd: String,
+    /// Project root.
+    pub root: String,
+}
+
+/// An assistant message (`role: "assistant"`), seed 003 "Assistant Message".
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AssistantMessage {
+    /// `id` from the body, if present.
+    pub id: Option<String>,
+    /// `sessionID` from the body, if present.
+    #[serde(rename = "sessionID")]
+    pub session_id: Option<String>,
+    /// Creation and completion times.
+    pub time: MessageTime,
+    /// The error the message ended with, if any.
+    pub error: Option<MessageError>,
+    /// The user message this answers.
+    #[serde(rename = "parentID")]
+    pub parent_id: Option<String>,
+    /// Model that produced it.
+    #[serde(rename = "modelID")]
+    pub model_id: Option<String>,
+    /// Provider that produced it.
+    #[serde(rename = "providerID")]
+    pub provider_id: Option<String>,
+    /// Deprecated agent name.
+    pub mode: Option<String>,
+    /// Agent that generated it.
+    pub agent: Option<String>,
+    /// Working directory and project root.
+    pub path: Option<MessagePath>,
+    /// True for a compaction summary.
+    pub summary: Option<bool>,
+    /// Cumulative cost in USD.
+    pub cost: Option<f64>,
+    /// Token counts.
+    pub tokens: Option<Tokens>,
+    /// Provider finish reason (`stop`, `tool-calls`, ...).
+    pub finish: Option<String>,
+    /// Reasoning variant.
+    pub variant: Option<String>,
+}
+
+/// The typed view of a message's info, chosen by its `role`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MessageInfo {
+    /// `role: "user"`.
+    User(UserMessage),
+    /// `role: "assistant"`.
+    Assistant(AssistantMessage),
+    /// Any other role; kept only through the raw bytes.
+    Unknown {
+        /// The role found.
+        role: String,
+    },
+}
+
+impl MessageInfo {
+    /// Creation time (`time.created`), 0 when unknown.
+    pub fn created(&self) -> i64 {
+        match self {
+            MessageInfo::User(u) => u.time.created,
+            MessageInfo::Assistant(a) => a.time.created,
+            MessageInfo::Unknown { .. } => 0,
+        }
+    }
+}
+
+/// Data of an `APIError`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ApiErrorData {
+    /// Error message.
+    pub message: String,
+    /// HTTP status.
+    pub status_code: Option<i64>,
+    /// Whether OpenCode would retry.
+    pub is_retryable: bool,
+    /// Response headers.
+    pub response_headers: Option<std::collections::BTreeMap<String, String>>,
+    /// Response body as text.
+    pub response_body: Option<String>,
+    /// Extra metadata.
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// The error an assistant message ended with (or a retry part records), chosen by `name`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MessageError {
+    /// `APIError`: the provider answered with an error.
+    Api(ApiErrorData),
+    /// `ProviderAuthError`.
+    ProviderAuth {
+        /// Provider id.
+        provider_id: String,
+        /// Message.
+        message: String,
+    },
+    /// `MessageOutputLengthError`: the output hit the length limit.
+    OutputLength,
+    /// `MessageAbortedError`: the user aborted the turn.
+    Aborted {
+        /// Message.
+        message: String,
+    },
+    /// Any other named error (`UnknownError`, `ContextOverflowError`, ...).
+    Other {
+        /// The `name` field.
+        name: String,
+        /// `data.message`, when present.
+        message: Option<String>,
+    },
+}
+
+impl MessageError {
+    /// True for `MessageAbortedError`.
+    pub fn is_aborted(&self) -> bool {
+        matches!(self, MessageError::Aborted { .. })
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageError {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Loose {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            data: Option<Value>,
+        }
+        let loose = Loose::deserialize(d)?;
+        let data = loose.data.unwrap_or(Value::Null);
+        let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_owned);
+        Ok(match loose.name.as_str() {
+            "APIError" => MessageError::Api(
+                serde_json::from_value::<ApiErrorData>(data.clone()).unwrap_or_else(|_| {
+                    ApiErrorData {
+                        message: text("message").unwrap_or_default(),
+                        ..ApiErrorData::default()
+                    }
+                }),
+            ),
+            "ProviderAuthError" => MessageError::ProviderAuth {
+                provider_id: text("providerID").unwrap_or_default(),
+                message: text("message").unwrap_or_default(),
+            },
+            "MessageOutputLengthError" => MessageError::OutputLength,
+            "MessageAbortedError" => MessageError::Aborted {
+                message: text("message").unwrap_or_default(),
+            },
+            _ => MessageError::Other {
+                message: text("message"),
+                name: loose.name,
+            },
+        })
+    }
+}
+
+/// `time` of text and reasoning parts.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct PartTime {
+    /// Start, epoch milliseconds.
+    pub start: i64,
+    /// End, when the part finished streaming.
+    pub end: Option<i64>,
+}
+
+/// `text`: user input or assistant output.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TextPart {
+    /// The text.
+    pub text: String,
+    /// System-generated, not typed by the user.
+    #[serde(default)]
+    pub synthetic: Option<bool>,
+    /// Excluded from the model context.
+    #[serde(default)]
+    pub ignored: Option<bool>,
+    /// Streaming times.
+    #[serde(default)]
+    pub time: Option<PartTime>,
+    /// Provider metadata.
+    #[serde(default)]
+    pub metadata: Option<Value>,
+}
+
+/// `{value, start, end}`: a span of the prompt text.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct SourceText {
+    /// The text.
+    pub value: String,
+    /// Start offset.
+    pub start: i64,
+    /// End offset.
+    pub end: i64,
+}
+
+/// Where a file part came from (`file`, `symbol` or `resource`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FilePartSource {
+    /// `file`, `symbol` or `resource`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// File path (`file`, `symbol`).
+    pub path: Option<String>,
+    /// The referenced text.
+    pub text: Option<SourceText>,
+    /// LSP range (`symbol`).
+    pub range: Option<Value>,
+    /// Symbol name (`symbol`).
+    pub name: Option<String>,
+    /// MCP client name (`resource`).
+    pub client_name: Option<String>,
+    /// Resource URI (`resource`).
+    pub uri: Option<String>,
+}
+
+/// `file`: an attachment.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FilePart {
+    /// MIME type.
+    pub mime: String,
+    /// File name.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// `data:` or `file:` URL.
+    pub url: String,
+    /// Origin info.
+    #[serde(default)]
+    pub source: Option<FilePartSource>,
+}
+
+/// Times of a tool state.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolTime {
+    /// Start, epoch milliseconds.
+    pub start: i64,
+    /// End.
+    pub end: Option<i64>,
+    /// Set when the output was compacted away.
+    pub compacted: Option<i64>,
+}
+
+/// `pending`: the call is streaming.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolPending {
+    /// Partial input.
+    pub input: Option<RawJson>,
+    /// Raw input text streamed so far.
+    pub raw: Option<String>,
+}
+
+/// `running`: the tool is executing.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolRunning {
+    /// Input.
+    pub input: Option<RawJson>,
+    /// Display title.
+    pub title: Option<String>,
+    /// Metadata.
+    pub metadata: Option<Value>,
+    /// Start time.
+    pub time: Option<ToolTime>,
+}
+
+/// `completed`: the tool returned.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolCompleted {
+    /// Input.
+    pub input: Option<RawJson>,
+    /// Output text.
+    pub output: String,
+    /// Display title.
+    pub title: Option<String>,
+    /// Metadata.
+    pub metadata: Option<Value>,
+    /// Times; `compacted` set means the output was cleared.
+    pub time: Option<ToolTime>,
+    /// Files returned by the tool (file parts, kept as JSON).
+    pub attachments: Option<Vec<Value>>,
+}
+
+/// `error`: the tool failed (or was aborted).
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolFailed {
+    /// Input.
+    pub input: Option<RawJson>,
+    /// Error text.
+    pub error: String,
+    /// Metadata.
+    pub metadata: Option<Value>,
+    /// Times.
+    pub time: Option<ToolTime>,
+}
+
+/// The state of a tool part, chosen by `status`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolState {
+    /// `pending`.
+    Pending(ToolPending),
+    /// `running`.
+    Running(ToolRunning),
+    /// `completed`.
+    Completed(ToolCompleted),
+    /// `error`.
+    Error(ToolFailed),
+    /// Any other status.
+    Unknown {
+        /// The status found.
+        status: String,
+        /// The input, if any.
+        input: Option<RawJson>,
+    },
+}
+
+impl ToolState {
+    /// The call's input as stored (`None` when absent).
+    pub fn input(&self) -> Option<&RawJson> {
+        match self {
+            ToolState::Pending(s) => s.input.as_ref(),
+            ToolState::Running(s) => s.input.as_ref(),
+            ToolState::Completed(s) => s.input.as_ref(),
+            ToolState::Error(s) => s.input.as_ref(),
+            ToolState::Unknown { input, .. } => input.as_ref(),
+        }
+    }
+
+    /// The `status` string.
+    pub fn status(&self) -> &str {
+        match self {
+            ToolState::Pending(_) => "pending",
+            ToolState::Running(_) => "running",
+            ToolState::Completed(_) => "completed",
+            ToolState::Error(_) => "error",
+            ToolState::Unknown { status, .. } => status,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        struct Peek {
+            #[serde(default)]
+            status: String,
+            #[serde(default)]
+            input: Option<RawJson>,
+        }
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let peek: Peek = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
+        let text = raw.get();
+        Ok(match peek.status.as_str() {
+            "pending" => ToolState::Pending(serde_json::from_str(text).map_err(D::Error::custom)?),
+            "running" => ToolState::Running(serde_json::from_str(text).map_err(D::Error::custom)?),
+            "completed" => {
+                ToolState::Completed(serde_json::from_str(text).map_err(D::Error::custom)?)
+            }
+            "error" => ToolState::Error(serde_json::from_str(text).map_err(D::Error::custom)?),
+            _ => ToolState::Unknown {
+                status: peek.status,
+                input: peek.input,
+            },
+        })
+    }
+}
+
+/// `tool`: one tool call through its life.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ToolPart {
+    /// The provider's tool-call id (`toolu_…`).
+    #[serde(rename = "callID")]
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// Lifecycle state.
+    pub state: ToolState,
+    /// Provider metadata of the call.
+    #[serde(default)]
+    pub metadata: Option<Value>,
+}
+
+/// `reasoning`: a thinking block as OpenCode stores it.
+///
+/// For Anthropic, the signature lives in `metadata.anthropic.signature` and redacted thinking is
+/// an empty-text reasoning part with `metadata.anthropic.redactedData` (opencode-storage.md
+/// §7.4; peers.md §1.6).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReasoningPart {
+    /// The thinking text.
+    pub text: String,
+    /// Provider metadata.
+    #[serde(default)]
+    pub metadata: Option<Value>,
+    /// Streaming times (required upstream; absent means damaged or foreign).
+    #[serde(default)]
+    pub time: Option<PartTime>,
+}
+
+impl ReasoningPart {
+    /// `metadata.anthropic.signature`, when it is a string.
+    pub fn anthropic_signature(&self) -> Option<&str> {
+        anthropic_meta(self.metadata.as_ref(), "signature")
+    }
+
+    /// `metadata.anthropic.redactedData`, when it is a string.
+    pub fn anthropic_redacted_data(&self) -> Option<&str> {
+        anthropic_meta(self.metadata.as_ref(), "redactedData")
+    }
+}
+
+pub(crate) fn anthropic_meta<'a>(meta: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    meta?.get("anthropic")?.get(key)?.as_str()
+}
+
+/// `agent`: the user invoked `@agent`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct AgentPart {
+    /// Agent name.
+    pub name: String,
+    /// Position in the prompt.
+    #[serde(default)]
+    pub source: Option<SourceText>,
+}
+
+/// `subtask`: a pending Task-tool execution.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SubtaskPart {
+    /// Task prompt.
+    pub prompt: String,
+    /// Short description.
+    #[serde(default)]
+    pub description: String,
+    /// Sub-agent.
+    #[serde(default)]
+    pub agent: String,
+    /// Model override.
+    #[serde(default)]
+    pub model: Option<ModelRef>,
+    /// Originating command.
+    #[serde(default)]
+    pub command: Option<String>,
+}
+
+/// `compaction`: a compaction request.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct CompactionPart {
+    /// Triggered automatically (vs. by the user).
+    pub auto: bool,
+}
+
+/// `step-start`: a model step begins.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct StepStartPart {
+    /// Git snapshot hash.
+    pub snapshot: Option<String>,
+}
+
+/// `step-finish`: a model step ended.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct StepFinishPart {
+    /// Finish reason.
+    pub reason: Option<String>,
+    /// Git snapshot hash.
+    pub snapshot: Option<String>,
+    /// Step cost in USD.
+    pub cost: Option<f64>,
+    /// Step tokens.
+    pub tokens: Option<Tokens>,
+}
+
+/// `snapshot`: a filesystem snapshot.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SnapshotPart {
+    /// Snapshot id.
+    pub snapshot: String,
+}
+
+/// `patch`: files changed by a step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PatchPart {
+    /// Patch hash.
+    pub hash: String,
+    /// Changed paths.
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+/// `{created}` times.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct CreatedTime {
+    /// Epoch milliseconds.
+    pub created: i64,
+}
+
+/// `retry`: a retried API call.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RetryPart {
+    /// Attempt number.
+    #[serde(default)]
+    pub attempt: i64,
+    /// The error that caused the retry.
+    #[serde(default)]
+    pub error: Option<MessageError>,
+    /// When.
+    #[serde(default)]
+    pub time: Option<CreatedTime>,
+}
+
+/// The typed view of a part, chosen by its `type` (seed 003 "Part Types").
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Part {
+    /// `text`.
+    Text(TextPart),
+    /// `file`.
+    File(FilePart),
+    /// `tool`.
+    Tool(ToolPart),
+    /// `reasoning`.
+    Reasoning(ReasoningPart),
+    /// `agent`.
+    Agent(AgentPart),
+    /// `subtask`.
+    Subtask(SubtaskPart),
+    /// `compaction`.
+    Compaction(CompactionPart),
+    /// `step-start`.
+    StepStart(StepStartPart),
+    /// `step-finish`.
+    StepFinish(StepFinishPart),
+    /// `snapshot`.
+    Snapshot(SnapshotPart),
+    /// `patch`.
+    Patch(PatchPart),
+    /// `retry`.
+    Retry(RetryPart),
+    /// Any other type (plugins write `thinking`, `tool_use`, ...); kept through the raw bytes.
+    Unknown {
+        /// The `type` found.
+        kind: String,
+    },
+}
+
+impl Part {
+    /// The `type` string of this part.
+    pub fn kind(&self) -> &str {
+        match self {
+            Part::Text(_) => "text",
+            Part::File(_) => "file",
+            Part::Tool(_) => "tool",
+            Part::Reasoning(_) => "reasoning",
+            Part::Agent(_) => "agent",
+            Part::Subtask(_) => "subtask",
+            Part::Compaction(_) => "compaction",
+            Part::StepStart(_) => "step-start",
+            Part::StepFinish(_) => "step-finish",
+            Part::Snapshot(_) => "snapshot",
+            Part::Patch(_) => "patch",
+            Part::Retry(_) => "retry",
+            Part::Unknown { kind } => kind,
+        }
+    }
+}
+
+/// Ids found inside a stored body (the location's ids are authoritative).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct BodyIds {
+    /// `id`.
+    pub id: Option<String>,
+    /// `sessionID`.
+    #[serde(rename = "sessionID")]
+    pub session_id: Option<String>,
+    /// `messageID`.
+    #[serde(rename = "messageID")]
+    pub message_id: Option<String>,
+}
+
+/// Parses the typed view of a part from its JSON text.
+///
+/// # Errors
+/// The serde error when the text is not JSON, has no string `type`, or a known type lacks a
+/// required field.
+pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(flatten)]
+        ids: BodyIds,
+    }
+    let peek: Peek = serde_json::from_str(json)?;
+    let part = match peek.kind.as_str() {
+        "text" => Part::Text(serde_json::from_str(json)?),
+        "file" => Part::File(serde_json::from_str(json)?),
+        "tool" => Part::Tool(serde_json::from_str(json)?),
+        "reasoning" => Part::Reasoning(serde_json::from_str(json)?),
+        "agent" => Part::Agent(serde_json::from_str(json)?),
+        "subtask" => Part::Subtask(serde_json::from_str(json)?),
+        "compaction" => Part::Compaction(serde_json::from_str(json)?),
+        "step-start" => Part::StepStart(serde_json::from_str(json)?),
+        "step-finish" => Part::StepFinish(serde_json::from_str(json)?),
+        "snapshot" => Part::Snapshot(serde_json::from_str(json)?),
+        "patch" => Part::Patch(serde_json::from_str(json)?),
+        "retry" => Part::Retry(serde_json::from_str(json)?),
+        _ => Part::Unknown { kind: peek.kind },
+    };
+    Ok((peek.ids, part))
+}
+
+/// Parses the typed view of a message info from its JSON text.
+///
+/// # Errors
+/// The serde error when the text is not JSON, has no string `role`, or a field has the wrong
+/// type.
+pub fn parse_message(json: &str) -> Result<(BodyIds, MessageInfo), serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Peek {
+        role: String,
+        #[serde(flatten)]
+        ids: BodyIds,
+    }
+    let peek: Peek = serde_json::from_str(json)?;
+    let info = match peek.role.as_str() {
+        "user" => MessageInfo::User(serde_json::from_str(json)?),
+        "assistant" => MessageInfo::Assistant(serde_json::from_str(json)?),
+        _ => MessageInfo::Unknown { role: peek.role },
+    };
+    Ok((peek.ids, info))
+}
+
+/// `time` of a session.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(default)]
+pub struct SessionTime {
+    /// Created, epoch milliseconds.
+    pub created: i64,
+    /// Last updated.
+    pub updated: i64,
+    /// Set while compaction runs.
+    pub compacting: Option<i64>,
+    /// Set when archived.
+    pub archived: Option<i64>,
+}
+
+/// The session record (opencode-storage.md §7.1; SQLite columns §5.3).
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionInfo {
+    /// Session id (`ses_…`); the path/row id is authoritative.
+    pub id: String,
+    /// Short slug.
+    pub slug: Option<String>,
+    /// Project id (root-commit hash or `global`).
+    #[serde(rename = "projectID")]
+    pub project_id: Option<String>,
+    /// Directory the session was created in.
+    pub directory: Option<String>,
+    /// Parent session (sub-agent sessions).
+    #[serde(rename = "parentID")]
+    pub parent_id: Option<String>,
+    /// Title.
+    pub title: String,
+    /// OpenCode version that created it.
+    pub version: Option<String>,
+    /// Times.
+    pub time: SessionTime,
+    /// Summary (additions, deletions, files, ...), kept as JSON.
+    pub summary: Option<Value>,
+    /// Share info, kept as JSON.
+    pub share: Option<Value>,
+    /// Pending revert marker, kept as JSON.
+    pub revert: Option<Value>,
+}
