@@ -11,6 +11,7 @@ pub struct Item {
     /// Unique slug.
     pub id: String,
     /// Where it was seen.
+    #[allow(dead_code)]
     pub source: String,
     /// HTTP status as reported.
     pub status: Option<u16>,
