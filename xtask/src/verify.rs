@@ -1,0 +1,416 @@
+//! `cargo xtask verify`: everything CI checks, step by step, stopping at the first failure.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{Cmd, fmt_duration, fmt_status};
+use crate::fuzz::{self, Fuzzer};
+use crate::parse::{TestCounts, failed_tests, is_test_line};
+use crate::{Result, fail};
+
+/// `PROPTEST_CASES` for the ordinary `cargo test` step.
+pub const TEST_PROPTEST_CASES: u64 = 64;
+
+/// Default `PROPTEST_CASES` for the release-mode invariants step (`--proptest-cases`).
+pub const INVARIANT_PROPTEST_CASES: u64 = 2048;
+
+/// Default seconds per fuzz target (`--fuzz-seconds`).
+pub const FUZZ_SECONDS: u64 = 60;
+
+/// Under `CI=true`, the whole of `verify` should end within this (a 30-minute job, with margin).
+const CI_BUDGET: Duration = Duration::from_secs(27 * 60);
+
+/// Under `CI=true`, never fuzz a target for less than this when the budget is tight.
+const CI_MIN_FUZZ_SECONDS: u64 = 15;
+
+/// Options of `cargo xtask verify`.
+#[derive(Debug)]
+pub struct VerifyOptions {
+    /// Skip the release invariants and fuzzing.
+    pub quick: bool,
+    /// Skip fuzzing.
+    pub skip_fuzz: bool,
+    /// Seconds per fuzz target.
+    pub fuzz_seconds: u64,
+    /// Whether `--fuzz-seconds` was given (then CI never shortens it).
+    pub fuzz_seconds_explicit: bool,
+    /// `PROPTEST_CASES` of the invariants step.
+    pub proptest_cases: u64,
+    /// Fuzz with AddressSanitizer.
+    pub asan: bool,
+}
+
+/// How a step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The step succeeded.
+    Ok,
+    /// The step failed; verify stopped here.
+    Failed,
+    /// The step was left out on purpose (flag, or nothing to do).
+    Skipped,
+}
+
+/// One line of the summary table.
+#[derive(Debug)]
+struct StepResult {
+    /// Step name.
+    name: String,
+    /// How it ended.
+    outcome: Outcome,
+    /// Wall time.
+    elapsed: Duration,
+    /// Test counts, executions, or why it was skipped.
+    note: String,
+}
+
+/// What a step's output must show besides a zero exit status.
+#[derive(Clone, Copy, Debug)]
+enum Check {
+    /// The exit status alone decides.
+    Status,
+    /// libtest output: sum the counts and refuse `#[ignore]`d tests.
+    Tests,
+}
+
+/// The running state of `verify`: results so far and summed test counts.
+struct Verify {
+    /// Workspace root.
+    root: PathBuf,
+    /// Finished or skipped steps, in order.
+    results: Vec<StepResult>,
+    /// Test counts summed over every libtest run.
+    totals: TestCounts,
+    /// When verify started.
+    start: Instant,
+}
+
+impl Verify {
+    /// Runs one step: prints its name and command, runs it, prints its result and time.
+    /// Returns an error (after recording the failure) when the step fails.
+    fn step(&mut self, name: &str, cmd: &Cmd, check: Check) -> Result<TestCounts> {
+        let n = self.results.len() + 1;
+        println!("\n==> verify [{n}] {name}: {}", cmd.display());
+        let keep = match check {
+            Check::Status => |_: &str| false,
+            Check::Tests => is_test_line,
+        };
+        let out = cmd.run(keep)?;
+        let counts = TestCounts::from_lines(&out.lines);
+        self.totals += counts;
+        let mut problem = None;
+        if !out.status.success() {
+            let failed = failed_tests(&out.lines);
+            let which = if failed.is_empty() {
+                String::new()
+            } else {
+                format!("; failed tests: {}", failed.join(", "))
+            };
+            problem = Some(format!("{}{which}", fmt_status(out.status)));
+        } else if matches!(check, Check::Tests) && counts.ignored > 0 {
+            problem = Some(format!(
+                "{} ignored test(s): #[ignore] is forbidden in this house (invariants run at CI \
+                 strength through PROPTEST_CASES and the `prop_` filter instead)",
+                counts.ignored
+            ));
+        }
+        let note = match check {
+            Check::Tests => {
+                let mut note = counts.short();
+                if counts.ignored > 0 {
+                    note.push_str(&format!(", {} ignored", counts.ignored));
+                }
+                note
+            }
+            Check::Status => String::new(),
+        };
+        self.finish(name, out.elapsed, note, problem, &cmd.display())?;
+        Ok(counts)
+    }
+
+    /// Records a step's result, printing `<== name: ok (time)` or the failure and how to
+    /// reproduce it.
+    fn finish(
+        &mut self,
+        name: &str,
+        elapsed: Duration,
+        note: String,
+        problem: Option<String>,
+        reproduce: &str,
+    ) -> Result<()> {
+        let outcome = if problem.is_some() {
+            Outcome::Failed
+        } else {
+            Outcome::Ok
+        };
+        let extra = if note.is_empty() {
+            String::new()
+        } else {
+            format!(", {note}")
+        };
+        match &problem {
+            None => println!("<== {name}: ok in {}{extra}", fmt_duration(elapsed)),
+            Some(p) => println!(
+                "<== {name}: FAILED in {}{extra} ({p})",
+                fmt_duration(elapsed)
+            ),
+        }
+        self.results.push(StepResult {
+            name: name.to_owned(),
+            outcome,
+            elapsed,
+            note,
+        });
+        match problem {
+            None => Ok(()),
+            Some(p) => Err(fail(format!(
+                "step `{name}` failed: {p}\nreproduce it alone with:\n    {reproduce}"
+            ))),
+        }
+    }
+
+    /// Records a step that was left out, and says why.
+    fn skip(&mut self, name: &str, why: &str) {
+        println!(
+            "\n==> verify [{}] {name}: skipped ({why})",
+            self.results.len() + 1
+        );
+        self.results.push(StepResult {
+            name: name.to_owned(),
+            outcome: Outcome::Skipped,
+            elapsed: Duration::ZERO,
+            note: why.to_owned(),
+        });
+    }
+
+    /// Prints the summary table, the total time, and the summed test counts as the last line.
+    fn summary(&self, error: Option<&str>) {
+        println!("\nverify summary");
+        println!("  {:<28} {:<8} {:>8}  note", "step", "result", "time");
+        for r in &self.results {
+            let result = match r.outcome {
+                Outcome::Ok => "ok",
+                Outcome::Failed => "FAILED",
+                Outcome::Skipped => "skipped",
+            };
+            let time = if r.outcome == Outcome::Skipped {
+                "-".into()
+            } else {
+                fmt_duration(r.elapsed)
+            };
+            println!("  {:<28} {result:<8} {time:>8}  {}", r.name, r.note);
+        }
+        println!("total time: {}", fmt_duration(self.start.elapsed()));
+        match error {
+            None => println!("verify: ok ({} steps)", self.results.len()),
+            Some(e) => println!("verify: FAILED: {e}"),
+        }
+        println!(
+            "verify: test counts summed over every cargo test run above ({} runs); \
+             property tests count once per strength",
+            self.totals.runs
+        );
+        println!("{}", self.totals.short());
+    }
+}
+
+/// Runs `cargo xtask verify`.
+pub fn verify(root: &Path, opts: &VerifyOptions) -> Result<()> {
+    let mut v = Verify {
+        root: root.to_owned(),
+        results: Vec::new(),
+        totals: TestCounts::default(),
+        start: Instant::now(),
+    };
+    let result = run_steps(&mut v, opts);
+    let error = result.as_ref().err().map(|e| e.to_string());
+    v.summary(error.as_deref());
+    // The summary has said it all; its last line must stay the test counts.
+    result.map_err(|_| Box::new(crate::Reported) as Box<dyn std::error::Error>)
+}
+
+/// The steps, in order; the first failure ends the run.
+fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
+    let root = v.root.clone();
+    let cargo = || Cmd::cargo(&root);
+
+    v.step(
+        "fmt",
+        &cargo().args(["fmt", "--all", "--", "--check"]),
+        Check::Status,
+    )?;
+    if fuzz::load_manifest(&root)?.is_some_and(|m| !m.targets.is_empty()) {
+        v.step(
+            "fmt (fuzz crate)",
+            &cargo().args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--", "--check"]),
+            Check::Status,
+        )?;
+    }
+    v.step(
+        "clippy",
+        &cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+        Check::Status,
+    )?;
+    v.step(
+        "test",
+        &cargo()
+            .env("PROPTEST_CASES", TEST_PROPTEST_CASES.to_string())
+            .args(["test", "--workspace", "--no-fail-fast"]),
+        Check::Tests,
+    )?;
+    v.step(
+        "doc",
+        &cargo()
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .args(["doc", "--workspace", "--no-deps"]),
+        Check::Status,
+    )?;
+
+    if opts.quick {
+        v.skip("invariants (release)", "--quick");
+    } else {
+        let counts = v.step(
+            "invariants (release)",
+            &cargo()
+                .env("PROPTEST_CASES", opts.proptest_cases.to_string())
+                .args([
+                    "test",
+                    "--workspace",
+                    "--release",
+                    "--no-fail-fast",
+                    "--",
+                    "prop_",
+                ]),
+            Check::Tests,
+        )?;
+        if counts.passed == 0 {
+            println!(
+                "verify: warning: no test named `prop_*` exists yet; nothing ran at CI strength"
+            );
+        }
+    }
+
+    if has_bench_targets(&root) {
+        v.step(
+            "bench build",
+            &cargo().args(["bench", "--workspace", "--bench", "*", "--no-run"]),
+            Check::Status,
+        )?;
+        v.step(
+            "bench smoke (run once)",
+            &cargo().args(["bench", "--workspace", "--bench", "*", "--", "--test"]),
+            Check::Status,
+        )?;
+    } else {
+        v.skip("bench", "no bench targets in the workspace yet");
+    }
+
+    if opts.quick {
+        v.skip("fuzz", "--quick");
+        return Ok(());
+    }
+    if opts.skip_fuzz {
+        v.skip("fuzz", "--skip-fuzz");
+        return Ok(());
+    }
+    fuzz_steps(v, opts)
+}
+
+/// Whether `cargo metadata` lists any `bench` target in the workspace.
+fn has_bench_targets(root: &Path) -> bool {
+    Cmd::cargo(root)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .stdout_text()
+        .is_some_and(|json| json.contains(r#""kind":["bench"]"#))
+}
+
+/// The fuzz smoke: install cargo-fuzz if needed, seed, build all targets, run each briefly.
+fn fuzz_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
+    let root = v.root.clone();
+    let manifest = match fuzz::load_manifest(&root)? {
+        Some(m) if !m.targets.is_empty() => m,
+        Some(_) => {
+            v.skip("fuzz", "fuzz/Cargo.toml lists no [[bin]] targets yet");
+            return Ok(());
+        }
+        None => {
+            v.skip("fuzz", "fuzz/Cargo.toml does not exist");
+            return Ok(());
+        }
+    };
+    println!("\n==> verify [{}] fuzz: cargo-fuzz", v.results.len() + 1);
+    let started = Instant::now();
+    let installed = fuzz::ensure_cargo_fuzz(&root);
+    v.finish(
+        "fuzz: cargo-fuzz",
+        started.elapsed(),
+        String::new(),
+        installed.err().map(|e| e.to_string()),
+        "cargo install cargo-fuzz --locked",
+    )?;
+    let fuzzer = Fuzzer::new(&root, opts.asan)?;
+    println!("{}", fuzzer.describe());
+    for target in &manifest.targets {
+        let report = fuzz::seed(&root, &manifest, target)?;
+        fuzz::print_seed_report(target, &report);
+    }
+    v.step("fuzz: build", &fuzzer.build_cmd(), Check::Status)?;
+
+    let seconds = fuzz_seconds(v.start.elapsed(), manifest.targets.len(), opts);
+    for target in &manifest.targets {
+        let name = format!("fuzz: {target}");
+        println!(
+            "\n==> verify [{}] {name}: {} s",
+            v.results.len() + 1,
+            seconds
+        );
+        let run = fuzzer.run(target, seconds, 1)?;
+        let mut note = run.stats.summary();
+        if !run.regressions.is_empty() {
+            let saved: Vec<String> = run
+                .regressions
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            note.push_str(&format!("; saved {}", saved.join(", ")));
+        }
+        let problem = (!run.ok).then(|| format!("libFuzzer {}", run.status));
+        v.finish(&name, run.elapsed, note, problem, &run.reproduce)?;
+    }
+    Ok(())
+}
+
+/// Seconds per fuzz target: the requested time, shortened under `CI=true` (unless
+/// `--fuzz-seconds` was given) so that verify ends within the CI budget.
+fn fuzz_seconds(elapsed: Duration, targets: usize, opts: &VerifyOptions) -> u64 {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    if !ci || opts.fuzz_seconds_explicit || targets == 0 {
+        return opts.fuzz_seconds;
+    }
+    // Each run also pays a few seconds of start-up, corpus loading and final stats.
+    let overhead = 10 * targets as u64;
+    let left = CI_BUDGET
+        .saturating_sub(elapsed)
+        .as_secs()
+        .saturating_sub(overhead);
+    let fair = (left / targets as u64).max(CI_MIN_FUZZ_SECONDS);
+    if fair < opts.fuzz_seconds {
+        println!(
+            "verify: CI=true and {} of the {} budget used: fuzzing {fair} s per target instead of {} \
+             so the job ends in time",
+            fmt_duration(elapsed),
+            fmt_duration(CI_BUDGET),
+            opts.fuzz_seconds
+        );
+        fair
+    } else {
+        opts.fuzz_seconds
+    }
+}
