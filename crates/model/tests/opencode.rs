@@ -588,3 +588,67 @@ fn every_block_maps_to_its_part() {
         }
     }
 }
+
+#[test]
+fn compact_json_keeps_strings_order_and_numbers() {
+    use turnkeeper_model::opencode::compact_json;
+    let pretty = "{\n  \"b\": \"a \\\" b\\n\",\n  \"a\": [ 1.50, 1e2 ],\n  \"c\": { }\n}\n";
+    assert_eq!(
+        compact_json(pretty),
+        r#"{"b":"a \" b\n","a":[1.50,1e2],"c":{}}"#
+    );
+    assert_eq!(
+        compact_json(r#"{"k":"  spaced  "}"#),
+        r#"{"k":"  spaced  "}"#
+    );
+}
+
+#[test]
+fn check_id_accepts_opencode_ids_and_rejects_paths() {
+    use turnkeeper_model::opencode::check_id;
+    for ok in [
+        "ses_540679eafffe7KXkxANan0DQdq",
+        "msg_abf986538002ERer4HUhu7KXkx",
+        "prt_0000000000_synthetic_thinking",
+        "msg_3f2a1c3e-uuid-style",
+        "global",
+    ] {
+        assert_eq!(check_id(ok), Ok(()), "{ok}");
+    }
+    for bad in [
+        "", ".", "..", "../x", "a/b", "a\\b", "/abs", "C:\\x", "c:x", "~root", "a\0b", "a\nb",
+        "x..y",
+    ] {
+        assert!(check_id(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn unknown_part_types_are_kept_verbatim_and_not_sent() {
+    let (_, broken) = ids();
+    let s = json_store().load_session(&broken).expect("json");
+    let unknown: Vec<_> = s
+        .messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter(|p| matches!(p.typed, Part::Unknown { .. }))
+        .collect();
+    let kinds: Vec<&str> = unknown.iter().map(|p| p.typed.kind()).collect();
+    assert_eq!(kinds, vec!["tool_result", "thinking"]);
+    for p in &unknown {
+        let Origin::File(path) = &p.origin else {
+            panic!("file origin")
+        };
+        assert_eq!(p.raw, fs::read_to_string(path).expect("read"));
+    }
+    let req = to_anthropic_request(&s, None, &AnthropicOptions::default());
+    for p in &unknown {
+        assert!(
+            req.blocks.iter().flatten().all(|o| o.part_id != p.id),
+            "{} was sent",
+            p.id
+        );
+    }
+    assert!(!req.body.contains("toolu_01GoneGoneGone000000001"));
+    assert!(!req.body.contains("[Continuing from previous reasoning]"));
+}
