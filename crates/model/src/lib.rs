@@ -23,6 +23,7 @@
 pub mod edit;
 pub mod error;
 pub mod json;
+pub mod opencode;
 pub mod read;
 pub mod view;
 
