@@ -26,9 +26,7 @@ pub struct ClassifyArgs {
 /// Run `turnkeeper classify`.
 pub fn run(args: &ClassifyArgs) -> ExitCode {
     let (name, read) = match &args.file {
-        Some(path) if path.as_os_str() != "-" => {
-            (path.display().to_string(), std::fs::read(path))
-        }
+        Some(path) if path.as_os_str() != "-" => (path.display().to_string(), std::fs::read(path)),
         _ => {
             let mut buf = Vec::new();
             let res = std::io::stdin().read_to_end(&mut buf).map(|_| buf);
@@ -84,9 +82,7 @@ fn what_happened(kind: ErrorKind) -> &'static str {
         }
         ErrorKind::ThinkingBlockTrailing => "an assistant message ends with a thinking block",
         ErrorKind::ToolResultMissing => "a tool call has no matching tool result right after it",
-        ErrorKind::ToolUseIdMismatch => {
-            "a tool result names no tool call of the message before it"
-        }
+        ErrorKind::ToolUseIdMismatch => "a tool result names no tool call of the message before it",
         ErrorKind::ToolUseIdFormat => "a tool call id does not match the allowed pattern",
         ErrorKind::EmptyContent => "a message or text block is empty or blank",
         ErrorKind::RoleOrder => "the messages' roles are out of order",
@@ -136,7 +132,16 @@ fn what_to_do(action: &Action) -> String {
 
 /// One readable paragraph: what happened, where, what to do.
 fn paragraph(d: &Diagnosis, action: &Action) -> String {
-    let mut out = format!("{} ({}): {}", d.kind, if d.retryable { "retryable" } else { "not retryable" }, what_happened(d.kind));
+    let mut out = format!(
+        "{} ({}): {}",
+        d.kind,
+        if d.retryable {
+            "retryable"
+        } else {
+            "not retryable"
+        },
+        what_happened(d.kind)
+    );
     if d.provider != turnkeeper_recover::Provider::Unknown || d.status.is_some() {
         out.push_str(" — reported by ");
         out.push_str(d.provider.as_str());
@@ -152,7 +157,10 @@ fn paragraph(d: &Diagnosis, action: &Action) -> String {
         out.push_str(&format!(" Tool call ids: {}.", d.tool_use_ids.join(", ")));
     }
     if !d.reasoning_ids.is_empty() {
-        out.push_str(&format!(" Reasoning items: {}.", d.reasoning_ids.join(", ")));
+        out.push_str(&format!(
+            " Reasoning items: {}.",
+            d.reasoning_ids.join(", ")
+        ));
     }
     if let Some(t) = d.tokens {
         match (t.actual, t.limit) {
@@ -185,19 +193,35 @@ mod tests {
         let a = plan(&d, &Attempts::new());
         let v: serde_json::Value =
             serde_json::from_str(&to_json(&d, &a).unwrap_or_default()).unwrap_or_default();
-        for key in ["kind", "retryable", "provider", "status", "location", "action"] {
+        for key in [
+            "kind",
+            "retryable",
+            "provider",
+            "status",
+            "location",
+            "action",
+        ] {
             assert!(v.get(key).is_some(), "missing {key}: {v}");
         }
         assert_eq!(v["kind"], "tool_result_missing");
-        assert_eq!(v["location"], serde_json::json!({"message": 33, "block": null}));
+        assert_eq!(
+            v["location"],
+            serde_json::json!({"message": 33, "block": null})
+        );
         assert_eq!(v["action"]["type"], "repair");
     }
 
     #[test]
     fn paragraph_says_what_where_and_what_to_do() {
-        let d = classify(Some(400), "messages.3.content.4: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified.");
+        let d = classify(
+            Some(400),
+            "messages.3.content.4: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified.",
+        );
         let p = paragraph(&d, &plan(&d, &Attempts::new()));
         assert!(p.starts_with("thinking_block_modified"), "{p}");
-        assert!(p.contains("messages[3].content[4]") && p.contains("What to do: restore"), "{p}");
+        assert!(
+            p.contains("messages[3].content[4]") && p.contains("What to do: restore"),
+            "{p}"
+        );
     }
 }

@@ -1,4 +1,5 @@
 //! Throughput of `classify` over the real-error corpus (errors per second).
+#![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -132,79 +132,247 @@ use ErrorKind as K;
 /// `shared/research/api-rules.md` (rule ids) and `corpus/errors` (ids of items).
 const RULES: &[Row] = &[
     // 1. AN-22 (anthropics/claude-code#63221, vybestack/llxprt-code#1653).
-    (K::ThinkingBlockModified, &["cannot be modified", "thinking"], None),
+    (
+        K::ThinkingBlockModified,
+        &["cannot be modified", "thinking"],
+        None,
+    ),
     // 2. AN-23/AN-25 (ding113/claude-code-hub#518, anomalyco/opencode#48637), AN-06
     //    (lbjlaq/Antigravity-Manager#1650), GM-01 (manthanabc/paws#103), GM-08.
-    (K::ThinkingSignatureInvalid, &["invalid signature in thinking block"], None),
-    (K::ThinkingSignatureInvalid, &["bound to a different conversation"], None),
-    (K::ThinkingSignatureInvalid, &["signature: field required"], None),
-    (K::ThinkingSignatureInvalid, &["invalid data in redacted_thinking"], None),
-    (K::ThinkingSignatureInvalid, &["is missing a thought_signature"], None),
-    (K::ThinkingSignatureInvalid, &["missing a thought_signature"], None),
-    (K::ThinkingSignatureInvalid, &["corrupted thought signature"], None),
+    (
+        K::ThinkingSignatureInvalid,
+        &["invalid signature in thinking block"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["bound to a different conversation"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["signature: field required"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["invalid data in redacted_thinking"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["is missing a thought_signature"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["missing a thought_signature"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["corrupted thought signature"],
+        None,
+    ),
     // 3. Request configuration (api-rules.md §1.2; trap 1). anthropics/claude-code#11388,
     //    n8n-io/n8n#14288, MartialBE/one-hub#529, liuw1535/antigravity2api-nodejs#149.
-    (K::RequestConfigInvalid, &["temperature may only be set to"], Some(C::Temperature)),
+    (
+        K::RequestConfigInvalid,
+        &["temperature may only be set to"],
+        Some(C::Temperature),
+    ),
     (K::RequestConfigInvalid, &["top_p must be"], Some(C::TopP)),
-    (K::RequestConfigInvalid, &["top_k", "thinking"], Some(C::TopK)),
-    (K::RequestConfigInvalid, &["must be greater than thinking.budget_tokens"], Some(C::MaxTokens)),
-    (K::RequestConfigInvalid, &["budget_tokens: input should be"], Some(C::BudgetTokens)),
-    (K::RequestConfigInvalid, &["thinking may not be enabled when tool_choice"], Some(C::ToolChoice)),
-    (K::RequestConfigInvalid, &["does not support thinking"], Some(C::ModelWithoutThinking)),
-    (K::RequestConfigInvalid, &["thinking.type.enabled is not supported"], Some(C::ManualThinkingUnsupported)),
-    (K::RequestConfigInvalid, &["adaptive thinking is not supported"], Some(C::AdaptiveThinkingUnsupported)),
-    (K::RequestConfigInvalid, &["include_thoughts is only enabled"], Some(C::IncludeThoughts)),
-    (K::RequestConfigInvalid, &["custom.name: string should match pattern"], Some(C::ToolDefinition)),
-    (K::RequestConfigInvalid, &["input_schema"], Some(C::ToolDefinition)),
+    (
+        K::RequestConfigInvalid,
+        &["top_k", "thinking"],
+        Some(C::TopK),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["must be greater than thinking.budget_tokens"],
+        Some(C::MaxTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["budget_tokens: input should be"],
+        Some(C::BudgetTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["thinking may not be enabled when tool_choice"],
+        Some(C::ToolChoice),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["does not support thinking"],
+        Some(C::ModelWithoutThinking),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["thinking.type.enabled is not supported"],
+        Some(C::ManualThinkingUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["adaptive thinking is not supported"],
+        Some(C::AdaptiveThinkingUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["include_thoughts is only enabled"],
+        Some(C::IncludeThoughts),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["custom.name: string should match pattern"],
+        Some(C::ToolDefinition),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["input_schema"],
+        Some(C::ToolDefinition),
+    ),
     // 4. AN-19 (anthropics/claude-code#10199), AN-20 (tailcallhq/forgecode#1853),
     //    AN-16/AN-18 (anomalyco/opencode#3077, anthropics/claude-code#20734),
     //    DS-03 (decolua/9router#355), KM-01.
-    (K::ThinkingBlockTrailing, &["final block in an assistant message cannot be thinking"], None),
-    (K::ThinkingDisabledViolation, &["when thinking is disabled", "cannot contain"], None),
-    (K::ThinkingBlockOrder, &["expected thinking or redacted_thinking"], None),
-    (K::ThinkingBlockOrder, &["must start with a thinking block"], None),
-    (K::ThinkingBlockOrder, &["first block must be thinking"], None),
-    (K::ThinkingBlockOrder, &["in the thinking mode must be passed back"], None),
+    (
+        K::ThinkingBlockTrailing,
+        &["final block in an assistant message cannot be thinking"],
+        None,
+    ),
+    (
+        K::ThinkingDisabledViolation,
+        &["when thinking is disabled", "cannot contain"],
+        None,
+    ),
+    (
+        K::ThinkingBlockOrder,
+        &["expected thinking or redacted_thinking"],
+        None,
+    ),
+    (
+        K::ThinkingBlockOrder,
+        &["must start with a thinking block"],
+        None,
+    ),
+    (
+        K::ThinkingBlockOrder,
+        &["first block must be thinking"],
+        None,
+    ),
+    (
+        K::ThinkingBlockOrder,
+        &["in the thinking mode must be passed back"],
+        None,
+    ),
     (K::ThinkingBlockOrder, &["missing reasoning_content"], None),
-    (K::ThinkingBlockOrder, &["reasoning_content is missing"], None),
+    (
+        K::ThinkingBlockOrder,
+        &["reasoning_content is missing"],
+        None,
+    ),
     // 5. AN-12 (tailcallhq/forgecode#1142; ding113/claude-code-hub#470 for server_tool_use).
     (K::ToolUseIdFormat, &["tool_use.id: string should"], None),
     //    RS-01..RS-04 (continuedev/continue#8933, openai/codex#8145, can1357/oh-my-pi#41).
-    (K::ReasoningItemOrphan, &["of type reasoning was provided without"], None),
-    (K::ReasoningItemOrphan, &["was provided without its required reasoning"], None),
-    (K::ReasoningItemOrphan, &["encrypted content", "could not be verified"], None),
+    (
+        K::ReasoningItemOrphan,
+        &["of type reasoning was provided without"],
+        None,
+    ),
+    (
+        K::ReasoningItemOrphan,
+        &["was provided without its required reasoning"],
+        None,
+    ),
+    (
+        K::ReasoningItemOrphan,
+        &["encrypted content", "could not be verified"],
+        None,
+    ),
     (K::ReasoningItemOrphan, &["invalid_encrypted_content"], None),
-    (K::ReasoningItemOrphan, &["items are not persisted when"], None),
+    (
+        K::ReasoningItemOrphan,
+        &["items are not persisted when"],
+        None,
+    ),
     //    AN-10/AN-15 (tghamm/Anthropic.SDK#184, anthropics/claude-code#64383), OC-02
     //    (miurla/morphic#136), Bedrock Converse, GM-09 response turn, RS-05.
     (K::ToolUseIdMismatch, &["unexpected tool_use_id"], None),
-    (K::ToolUseIdMismatch, &["must be a response to a prece"], None),
-    (K::ToolUseIdMismatch, &["exceeds the number of tooluse blocks"], None),
-    (K::ToolUseIdMismatch, &["function response turn comes immediately after"], None),
-    (K::ToolUseIdMismatch, &["no tool call found for function call output"], None),
+    (
+        K::ToolUseIdMismatch,
+        &["must be a response to a prece"],
+        None,
+    ),
+    (
+        K::ToolUseIdMismatch,
+        &["exceeds the number of tooluse blocks"],
+        None,
+    ),
+    (
+        K::ToolUseIdMismatch,
+        &["function response turn comes immediately after"],
+        None,
+    ),
+    (
+        K::ToolUseIdMismatch,
+        &["no tool call found for function call output"],
+        None,
+    ),
     //    AN-08 (Kilo-Org/kilocode#5163), OC-01 (aliasrobotics/cai#111), GM-10
     //    (google-gemini/gemini-cli#18509), RS-05.
     (K::ToolResultMissing, &["ids were found without"], None),
-    (K::ToolResultMissing, &["did not find", "tool_result block"], None),
-    (K::ToolResultMissing, &["must be followed by tool messages"], None),
+    (
+        K::ToolResultMissing,
+        &["did not find", "tool_result block"],
+        None,
+    ),
+    (
+        K::ToolResultMissing,
+        &["must be followed by tool messages"],
+        None,
+    ),
     (K::ToolResultMissing, &["insufficient tool messages"], None),
-    (K::ToolResultMissing, &["number of function response parts"], None),
-    (K::ToolResultMissing, &["no tool output found for function call"], None),
+    (
+        K::ToolResultMissing,
+        &["number of function response parts"],
+        None,
+    ),
+    (
+        K::ToolResultMissing,
+        &["no tool output found for function call"],
+        None,
+    ),
     //    AN-01..AN-03, Bedrock Converse, vLLM templates, GM-09 call turn, GM-12
     //    (CherryHQ/cherry-studio#39, vllm-project/vllm#6862, xincmm/sageread#8).
     (K::RoleOrder, &["roles must alternate"], None),
-    (K::RoleOrder, &["must alternate between user and assistant"], None),
+    (
+        K::RoleOrder,
+        &["must alternate between user and assistant"],
+        None,
+    ),
     (K::RoleOrder, &["roles should be alternating"], None),
     (K::RoleOrder, &["must start with a user message"], None),
     (K::RoleOrder, &["first message must use the"], None),
     (K::RoleOrder, &["must end with a user message"], None),
-    (K::RoleOrder, &["does not support assistant message prefill"], None),
-    (K::RoleOrder, &["function call turn comes immediately after"], None),
+    (
+        K::RoleOrder,
+        &["does not support assistant message prefill"],
+        None,
+    ),
+    (
+        K::RoleOrder,
+        &["function call turn comes immediately after"],
+        None,
+    ),
     (K::RoleOrder, &["multiturn requests ends with a user"], None),
     // 6. AN-04/AN-05 (anthropics/claude-code#6774, TheValkyrja/Anthropic2Vertex#5).
     (K::EmptyContent, &["must have non-empty content"], None),
     (K::EmptyContent, &["text content blocks must"], None),
-    (K::EmptyContent, &["cache_control cannot be set for empty text"], None),
+    (
+        K::EmptyContent,
+        &["cache_control cannot be set for empty text"],
+        None,
+    ),
     (K::EmptyContent, &["is blank. add text"], None),
     // 7. Context window (stackblitz/bolt.new#1748, ChatGPTNextWeb/NextChat#625,
     //    google-gemini/gemini-cli#4231, TheR1D/shell_gpt#653 for the TPM trap).
@@ -212,7 +380,11 @@ const RULES: &[Row] = &[
     (K::ContextLengthExceeded, &["exceed context limit"], None),
     (K::ContextLengthExceeded, &["maximum context length"], None),
     (K::ContextLengthExceeded, &["context_length_exceeded"], None),
-    (K::ContextLengthExceeded, &["exceeds the context window"], None),
+    (
+        K::ContextLengthExceeded,
+        &["exceeds the context window"],
+        None,
+    ),
     (K::ContextLengthExceeded, &["input token count"], None),
     (K::ContextLengthExceeded, &["request too large for"], None),
     (K::ContextLengthExceeded, &["input is too long"], None),
@@ -222,26 +394,50 @@ const RULES: &[Row] = &[
     //    google/generative-ai-docs#438, kirodotdev/Kiro#8113).
     (K::RetryableRateLimit, &["rate_limit_error"], None),
     (K::RetryableRateLimit, &["rate limit reached"], None),
-    (K::RetryableRateLimit, &["would exceed the rate limit"], None),
-    (K::RetryableRateLimit, &["rate limit", "try again later"], None),
+    (
+        K::RetryableRateLimit,
+        &["would exceed the rate limit"],
+        None,
+    ),
+    (
+        K::RetryableRateLimit,
+        &["rate limit", "try again later"],
+        None,
+    ),
     (K::RetryableRateLimit, &["rate_limit_exceeded"], None),
     (K::RetryableRateLimit, &["resource_exhausted"], None),
-    (K::RetryableRateLimit, &["resource has been exhausted"], None),
-    (K::RetryableRateLimit, &["exceeded your current quota"], None),
+    (
+        K::RetryableRateLimit,
+        &["resource has been exhausted"],
+        None,
+    ),
+    (
+        K::RetryableRateLimit,
+        &["exceeded your current quota"],
+        None,
+    ),
     (K::RetryableRateLimit, &["throttlingexception"], None),
     (K::RetryableRateLimit, &["too many requests"], None),
     (K::RetryableRateLimit, &["too many tokens"], None),
     //    Overload (anthropics/anthropic-sdk-typescript#616, lobehub/lobehub#9728).
     (K::RetryableOverloaded, &["overloaded"], None),
     (K::RetryableOverloaded, &["experiencing high demand"], None),
-    (K::RetryableOverloaded, &["service is currently unavailable"], None),
+    (
+        K::RetryableOverloaded,
+        &["service is currently unavailable"],
+        None,
+    ),
     (K::RetryableOverloaded, &["status code of 503"], None),
     //    Transient server errors (anthropics/claude-code#22766, Wei-Shaw/sub2api#6714).
     (K::RetryableServer, &["internal server error"], None),
     (K::RetryableServer, &["api_error"], None),
     (K::RetryableServer, &["server_error"], None),
     (K::RetryableServer, &["server had an error"], None),
-    (K::RetryableServer, &["an error occurred while processing your request"], None),
+    (
+        K::RetryableServer,
+        &["an error occurred while processing your request"],
+        None,
+    ),
 ];
 
 fn rules() -> &'static [Rule] {
@@ -281,8 +477,16 @@ fn status_fallback(status: Option<u16>) -> ErrorKind {
 
 /// Words that, right before a three-digit number, make it an HTTP status.
 const STATUS_BEFORE: &[&[u8]] = &[
-    b"code", b"error", b"status", b"http", b"statuscodeof", b"invalidargument", b"failed",
-    b"exception", b"reason", b"apierror",
+    b"code",
+    b"error",
+    b"status",
+    b"http",
+    b"statuscodeof",
+    b"invalidargument",
+    b"failed",
+    b"exception",
+    b"reason",
+    b"apierror",
 ];
 /// Words that, right after a three-digit number, make it an HTTP status.
 const STATUS_AFTER: &[&[u8]] = &[
@@ -342,12 +546,8 @@ fn find_status(lower: &[u8], anchor: Option<usize>) -> Option<u16> {
         last = Some(value);
         match anchor {
             Some(a) if start <= a => before = Some(value),
-            Some(_) => {
-                if after.is_none() {
-                    after = Some(value);
-                }
-            }
-            None => {}
+            Some(_) if after.is_none() => after = Some(value),
+            _ => {}
         }
     }
     before.or(after).or(last)
@@ -477,14 +677,13 @@ fn read_id_list(spaced: &[u8], mut at: usize, out: &mut Vec<String>) {
         }
         let id = &spaced[start..at];
         // An id has at least one digit or underscore, so plain words ("Each") are not taken.
-        if id.len() >= 4 && id.iter().any(|b| b.is_ascii_digit() || *b == b'_') {
-            if let Ok(s) = std::str::from_utf8(id) {
-                if !out.iter().any(|o| o == s) {
-                    out.push(s.to_owned());
-                }
-            }
-        } else {
+        if id.len() < 4 || !id.iter().any(|b| b.is_ascii_digit() || *b == b'_') {
             return;
+        }
+        if let Ok(s) = std::str::from_utf8(id)
+            && !out.iter().any(|o| o == s)
+        {
+            out.push(s.to_owned());
         }
         while at < spaced.len() && matches!(spaced[at], b' ' | b'\'' | b'"') {
             at += 1;
@@ -504,7 +703,9 @@ fn find_ids(spaced: &str, spaced_lower: &str, kind: ErrorKind) -> (Vec<String>, 
     let mut tools = Vec::new();
     let mut reasoning = Vec::new();
     match kind {
-        ErrorKind::ToolResultMissing | ErrorKind::ToolUseIdMismatch | ErrorKind::ToolUseIdFormat => {
+        ErrorKind::ToolResultMissing
+        | ErrorKind::ToolUseIdMismatch
+        | ErrorKind::ToolUseIdFormat => {
             for marker in [
                 &b"immediately after:"[..],
                 b"_result blocks:",
@@ -563,20 +764,19 @@ fn find_tokens(lower: &[u8]) -> Option<TokenFigures> {
     // "input length and max_tokens exceed context limit: 190000 + 21333 > 200000"
     if let Some(pos) = memmem::find(lower, b"exceedcontextlimit:") {
         let at = pos + b"exceedcontextlimit:".len();
-        if let Some((a, end)) = read_number(lower, at) {
-            if lower.get(end) == Some(&b'+') {
-                if let Some((b, end2)) = read_number(lower, end + 1) {
-                    let limit = if lower.get(end2) == Some(&b'>') {
-                        read_number(lower, end2 + 1).map(|(v, _)| v)
-                    } else {
-                        None
-                    };
-                    return Some(TokenFigures {
-                        actual: a.checked_add(b),
-                        limit,
-                    });
-                }
-            }
+        if let Some((a, end)) = read_number(lower, at)
+            && lower.get(end) == Some(&b'+')
+            && let Some((b, end2)) = read_number(lower, end + 1)
+        {
+            let limit = if lower.get(end2) == Some(&b'>') {
+                read_number(lower, end2 + 1).map(|(v, _)| v)
+            } else {
+                None
+            };
+            return Some(TokenFigures {
+                actual: a.checked_add(b),
+                limit,
+            });
         }
     }
     // Gemini: "The input token count (3475108) exceeds the maximum number of tokens allowed (1048576)"
@@ -593,15 +793,15 @@ fn find_tokens(lower: &[u8]) -> Option<TokenFigures> {
         let limit = read_number(lower, pos + b"maximumcontextlengthis".len()).map(|(v, _)| v);
         let mut actual = None;
         for marker in [&b"foratotalofatleast"[..], b"resultedin", b"yourequested"] {
-            if let Some(p) = memmem::find(lower, marker) {
-                if let Some((v, end)) = read_number(lower, p + marker.len()) {
-                    if lower[end..].starts_with(b"tokens") && !lower[end..].starts_with(b"tokens(") {
-                        actual = Some(v);
-                        break;
-                    }
-                    if actual.is_none() {
-                        actual = Some(v);
-                    }
+            if let Some(p) = memmem::find(lower, marker)
+                && let Some((v, end)) = read_number(lower, p + marker.len())
+            {
+                if lower[end..].starts_with(b"tokens") && !lower[end..].starts_with(b"tokens(") {
+                    actual = Some(v);
+                    break;
+                }
+                if actual.is_none() {
+                    actual = Some(v);
                 }
             }
         }
@@ -653,7 +853,9 @@ fn find_retry_after(lower: &[u8]) -> Option<Duration> {
             let rest = &lower[end..];
             let ms = if rest.starts_with(b"ms") || rest.starts_with(b"millisecond") {
                 whole
-            } else if rest.starts_with(b"min") || (rest.starts_with(b"m") && !rest.starts_with(b"ms")) {
+            } else if rest.starts_with(b"min")
+                || (rest.starts_with(b"m") && !rest.starts_with(b"ms"))
+            {
                 millis.saturating_mul(60)
             } else if rest.starts_with(b"h") {
                 millis.saturating_mul(3600)
@@ -725,14 +927,13 @@ fn innermost_message(spaced: &str, spaced_lower: &str, rule: Option<&Rule>) -> S
         let value = &spaced[start..end];
         let compact = Normalized::new(value).lower;
         let generic = compact.starts_with("providerreturnederror") || compact.len() < 3;
-        if let Some(rule) = rule {
-            if rule.keys.iter().all(|k| compact.contains(k.as_str())) {
-                let shorter = best.is_none_or(|(bs, be)| end - start < be - bs);
-                if shorter {
-                    best = Some((start, end));
-                }
-                continue;
+        if let Some(rule) = rule
+            && rule.keys.iter().all(|k| compact.contains(k.as_str()))
+        {
+            if best.is_none_or(|(bs, be)| end - start < be - bs) {
+                best = Some((start, end));
             }
+            continue;
         }
         if !generic {
             fallback = Some((start, end));
@@ -797,10 +998,19 @@ mod tests {
     #[test]
     fn config_traps_are_not_block_errors() {
         for (t, f) in [
-            ("`temperature` may only be set to 1 when thinking is enabled", C::Temperature),
+            (
+                "`temperature` may only be set to 1 when thinking is enabled",
+                C::Temperature,
+            ),
             ("top_p must be unset when thinking is enabled.", C::TopP),
-            ("Thinking may not be enabled when tool_choice forces tool use.", C::ToolChoice),
-            ("`max_tokens` must be greater than `thinking.budget_tokens`", C::MaxTokens),
+            (
+                "Thinking may not be enabled when tool_choice forces tool use.",
+                C::ToolChoice,
+            ),
+            (
+                "`max_tokens` must be greater than `thinking.budget_tokens`",
+                C::MaxTokens,
+            ),
         ] {
             let d = classify(Some(400), t);
             assert_eq!(d.kind, ErrorKind::RequestConfigInvalid, "{t}");
@@ -812,15 +1022,21 @@ mod tests {
     fn gemini_turn_messages_differ() {
         let k = |t: &str| classify(Some(400), t).kind;
         assert_eq!(
-            k("Please ensure that function call turn comes immediately after a user turn or after a function response turn."),
+            k(
+                "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+            ),
             ErrorKind::RoleOrder
         );
         assert_eq!(
-            k("Please ensure that function response turn comes immediately after a function call turn."),
+            k(
+                "Please ensure that function response turn comes immediately after a function call turn."
+            ),
             ErrorKind::ToolUseIdMismatch
         );
         assert_eq!(
-            k("Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."),
+            k(
+                "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."
+            ),
             ErrorKind::ToolResultMissing
         );
     }
@@ -832,7 +1048,13 @@ mod tests {
             "messages.1.content.0: Invalid `signature` in `thinking` block. The block is bound to a different conversation.",
         );
         assert!(d.prefix_binding);
-        assert_eq!(d.location, Location { message: Some(1), block: Some(0) });
+        assert_eq!(
+            d.location,
+            Location {
+                message: Some(1),
+                block: Some(0)
+            }
+        );
     }
 
     #[test]

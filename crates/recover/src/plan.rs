@@ -180,7 +180,8 @@ impl Attempts {
         self.entries
             .iter()
             .filter(|a| {
-                a.kind == d.kind && (d.kind.is_retryable() || a.location.message == d.location.message)
+                a.kind == d.kind
+                    && (d.kind.is_retryable() || a.location.message == d.location.message)
             })
             .count()
     }
@@ -263,11 +264,12 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
     match d.kind {
         ErrorKind::ThinkingBlockOrder => {
             if d.provider == Provider::DeepSeek || says("reasoning_content") || says("passedback") {
-                let rules: &[&str] = if d.provider == Provider::Kimi || says("toolcallmessageatindex") {
-                    &["KM-01"]
-                } else {
-                    &["DS-03", "DS-04"]
-                };
+                let rules: &[&str] =
+                    if d.provider == Provider::Kimi || says("toolcallmessageatindex") {
+                        &["KM-01"]
+                    } else {
+                        &["DS-03", "DS-04"]
+                    };
                 vec![repair(rules, d), Action::DisableThinking]
             } else {
                 vec![
@@ -316,10 +318,13 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             Action::DisableThinking,
         ],
         ErrorKind::ToolResultMissing if openai_format => {
-            vec![give_up("repairs of OpenAI-format tool messages (OC-01) are not implemented yet")]
+            vec![give_up(
+                "repairs of OpenAI-format tool messages (OC-01) are not implemented yet",
+            )]
         }
         ErrorKind::ToolResultMissing => {
-            let rules: &[&str] = if d.provider == Provider::Gemini || says("functionresponseparts") {
+            let rules: &[&str] = if d.provider == Provider::Gemini || says("functionresponseparts")
+            {
                 &["GM-10", "GM-03"]
             } else {
                 &["AN-08", "AN-09", "AN-11"]
@@ -327,7 +332,9 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             vec![repair(rules, d), Action::RestoreFromStore]
         }
         ErrorKind::ToolUseIdMismatch if openai_format => {
-            vec![give_up("repairs of OpenAI-format tool messages (OC-02) are not implemented yet")]
+            vec![give_up(
+                "repairs of OpenAI-format tool messages (OC-02) are not implemented yet",
+            )]
         }
         ErrorKind::ToolUseIdMismatch => {
             let rules: &[&str] = if says("functionresponseturn") {

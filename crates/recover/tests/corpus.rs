@@ -21,14 +21,21 @@ fn corpus_accuracy() {
         if d.kind == item.kind {
             entry.0 += 1;
         } else {
-            misses.push(format!("{}: expected {}, got {}", item.id, item.kind, d.kind));
+            misses.push(format!(
+                "{}: expected {}, got {}",
+                item.id, item.kind, d.kind
+            ));
         }
     }
     let total: usize = per_kind.values().map(|(_, n)| n).sum();
     let hits: usize = per_kind.values().map(|(h, _)| h).sum();
     println!("{:<30} {:>5} {:>5} {:>8}", "kind", "ok", "n", "acc");
     for (kind, (h, n)) in &per_kind {
-        println!("{:<30} {h:>5} {n:>5} {:>7.1}%", kind.as_str(), 100.0 * *h as f64 / *n as f64);
+        println!(
+            "{:<30} {h:>5} {n:>5} {:>7.1}%",
+            kind.as_str(),
+            100.0 * *h as f64 / *n as f64
+        );
     }
     let overall = 100.0 * hits as f64 / total as f64;
     println!("{:<30} {hits:>5} {total:>5} {overall:>7.1}%", "overall");

@@ -32,7 +32,13 @@ fn order_ladder_repairs_then_restores_then_disables_then_gives_up() {
     let a = ladder(Some(400), ORDER, 5);
     assert_eq!(
         names(&a),
-        ["repair", "restore_from_store", "disable_thinking", "give_up", "give_up"]
+        [
+            "repair",
+            "restore_from_store",
+            "disable_thinking",
+            "give_up",
+            "give_up"
+        ]
     );
     assert_eq!(
         a[0],
@@ -49,7 +55,10 @@ fn order_ladder_repairs_then_restores_then_disables_then_gives_up() {
 #[test]
 fn modified_never_leads_to_a_repair_that_edits_thinking() {
     let a = ladder(Some(400), MODIFIED, 6);
-    assert!(a.iter().all(|x| !matches!(x, Action::Repair { .. })), "{a:?}");
+    assert!(
+        a.iter().all(|x| !matches!(x, Action::Repair { .. })),
+        "{a:?}"
+    );
     assert_eq!(a[0], Action::RestoreFromStore);
     assert_eq!(a[1], Action::StripThinking { from: Some(3) });
     assert_eq!(a[2], Action::DisableThinking);
@@ -61,7 +70,12 @@ fn prefix_bound_signature_asks_for_drop_block_first() {
     let a = ladder(Some(400), BOUND, 4);
     assert_eq!(
         names(&a),
-        ["request_drop_block", "strip_thinking", "disable_thinking", "give_up"]
+        [
+            "request_drop_block",
+            "strip_thinking",
+            "disable_thinking",
+            "give_up"
+        ]
     );
 }
 
@@ -82,7 +96,11 @@ fn retry_uses_the_providers_delay_then_gives_up() {
 
 #[test]
 fn retry_without_a_delay_backs_off() {
-    let a = ladder(Some(529), r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, 3);
+    let a = ladder(
+        Some(529),
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        3,
+    );
     let delays: Vec<Duration> = a
         .iter()
         .map(|x| match x {
@@ -95,8 +113,14 @@ fn retry_without_a_delay_backs_off() {
 
 #[test]
 fn same_error_on_another_message_starts_its_own_ladder() {
-    let first = classify(Some(400), "messages.6: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A.");
-    let other = classify(Some(400), "messages.9: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01B.");
+    let first = classify(
+        Some(400),
+        "messages.6: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A.",
+    );
+    let other = classify(
+        Some(400),
+        "messages.9: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01B.",
+    );
     let mut attempts = Attempts::new();
     let a = plan(&first, &attempts);
     assert_eq!(a.name(), "repair");
@@ -109,11 +133,19 @@ fn same_error_on_another_message_starts_its_own_ladder() {
 fn total_attempts_are_bounded() {
     let mut attempts = Attempts::new();
     for m in 0..MAX_ATTEMPTS {
-        let d = classify(Some(400), &format!("messages.{m}: all messages must have non-empty content except for the optional final assistant message"));
+        let d = classify(
+            Some(400),
+            &format!(
+                "messages.{m}: all messages must have non-empty content except for the optional final assistant message"
+            ),
+        );
         let a = plan(&d, &attempts);
         attempts.record(&d, a);
     }
-    let d = classify(Some(400), "messages.99: all messages must have non-empty content");
+    let d = classify(
+        Some(400),
+        "messages.99: all messages must have non-empty content",
+    );
     assert!(matches!(plan(&d, &attempts), Action::GiveUp { .. }));
 }
 
@@ -131,15 +163,29 @@ fn openai_side_kinds_give_up_for_now() {
 #[test]
 fn config_and_context_errors_change_the_request_not_the_thinking() {
     assert_eq!(
-        ladder(Some(400), "`temperature` may only be set to 1 when thinking is enabled", 1)[0],
-        Action::FixConfig { what: "temperature".into() }
+        ladder(
+            Some(400),
+            "`temperature` may only be set to 1 when thinking is enabled",
+            1
+        )[0],
+        Action::FixConfig {
+            what: "temperature".into()
+        }
     );
     assert_eq!(
-        ladder(Some(400), "'claude-3-5-haiku-20241022' does not support thinking.", 1)[0],
+        ladder(
+            Some(400),
+            "'claude-3-5-haiku-20241022' does not support thinking.",
+            1
+        )[0],
         Action::DisableThinking
     );
     assert_eq!(
-        names(&ladder(Some(400), "prompt is too long: 219898 tokens > 200000 maximum", 2)),
+        names(&ladder(
+            Some(400),
+            "prompt is too long: 219898 tokens > 200000 maximum",
+            2
+        )),
         ["compact", "give_up"]
     );
 }
@@ -149,18 +195,32 @@ fn attempts_round_trip_through_json() {
     let d = classify(Some(400), ORDER);
     let mut attempts = Attempts::new();
     attempts.record(&d, plan(&d, &attempts));
-    attempts.record(&d, Action::Retry { after: Duration::from_millis(644) });
+    attempts.record(
+        &d,
+        Action::Retry {
+            after: Duration::from_millis(644),
+        },
+    );
     let json = attempts.to_json().expect("serialises");
-    assert!(json.contains(r#""type": "retry""#) && json.contains(r#""after_ms": 644"#), "{json}");
+    assert!(
+        json.contains(r#""type": "retry""#) && json.contains(r#""after_ms": 644"#),
+        "{json}"
+    );
     assert_eq!(Attempts::from_json(&json).expect("parses"), attempts);
-    assert_eq!(Attempts::from_json("  ").expect("empty is none"), Attempts::new());
+    assert_eq!(
+        Attempts::from_json("  ").expect("empty is none"),
+        Attempts::new()
+    );
     assert!(Attempts::from_json("{nope").is_err());
     assert_eq!(d.kind, ErrorKind::ThinkingBlockOrder);
 }
 
 #[test]
 fn action_json_shape_is_tagged() {
-    let v = serde_json::to_value(Action::Retry { after: Duration::from_millis(644) }).expect("json");
+    let v = serde_json::to_value(Action::Retry {
+        after: Duration::from_millis(644),
+    })
+    .expect("json");
     assert_eq!(v, serde_json::json!({"type": "retry", "after_ms": 644}));
     let v = serde_json::to_value(Action::RestoreFromStore).expect("json");
     assert_eq!(v, serde_json::json!({"type": "restore_from_store"}));

@@ -19,7 +19,7 @@ enum Wrap {
     /// An SDK or gateway prefix.
     Prefix(usize),
     /// A terminal hard-wrap: newline plus indentation every `width` characters, anywhere.
-    HardWrap { width: usize, indent: usize },
+    Hard { width: usize, indent: usize },
     /// A TUI box around every line.
     BoxDrawing,
 }
@@ -39,7 +39,7 @@ fn wrap_strategy() -> impl Strategy<Value = Wrap> {
         Just(Wrap::JsonString),
         Just(Wrap::PythonRepr),
         (0..PREFIXES.len()).prop_map(Wrap::Prefix),
-        (40usize..=100, 0usize..=8).prop_map(|(width, indent)| Wrap::HardWrap { width, indent }),
+        (40usize..=100, 0usize..=8).prop_map(|(width, indent)| Wrap::Hard { width, indent }),
         Just(Wrap::BoxDrawing),
     ]
 }
@@ -52,13 +52,15 @@ fn apply(text: &str, wrap: &Wrap) -> String {
         }
         Wrap::PythonRepr => {
             let inner = text.replace('\\', "\\\\").replace('\'', "\\'");
-            format!("Error code: 400 - {{'error': {{'message': '{inner}', 'type': 'invalid_request_error', 'param': None}}}}")
+            format!(
+                "Error code: 400 - {{'error': {{'message': '{inner}', 'type': 'invalid_request_error', 'param': None}}}}"
+            )
         }
         Wrap::Prefix(i) => {
             let (before, after) = PREFIXES[*i % PREFIXES.len()];
             format!("{before}{text}{after}")
         }
-        Wrap::HardWrap { width, indent } => {
+        Wrap::Hard { width, indent } => {
             let mut out = String::with_capacity(text.len() + text.len() / width * (indent + 1));
             for (i, c) in text.chars().enumerate() {
                 if i > 0 && i % width == 0 {
