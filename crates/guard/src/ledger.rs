@@ -3,14 +3,14 @@
 use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
-use turnkeeper_model::{Block, BlockKind, Transcript};
+use turnkeeper_model::{Block, Transcript};
 
-/// True for blocks whose bytes turnkeeper must never alter: thinking, redacted thinking, and any
-/// block that carries a signature (Gemini parts with `thoughtSignature`, OpenCode reasoning).
+/// True for blocks whose bytes turnkeeper must never alter: thinking and redacted thinking
+/// (Anthropic, OpenCode reasoning), and Gemini parts that carry a `thoughtSignature` (a signature
+/// must stay in its original part, api-rules.md GM-04). A `signature` on an Anthropic text block
+/// is a schema error (AN-06), not a guarded value.
 pub fn is_guarded(b: &Block) -> bool {
-    b.kind().is_thinking()
-        || b.signature.is_some()
-        || (b.has_signature_key && b.kind() != BlockKind::Text)
+    b.kind().is_thinking() || (b.static_type.is_some() && b.signature.is_some())
 }
 
 /// A short, stable fingerprint of a block's exact bytes: the first 8 bytes of its SHA-256, hex.

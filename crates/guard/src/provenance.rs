@@ -28,6 +28,13 @@ pub const SENTINELS: [&str; 2] = [
     "context_engineering_is_the_way_to_go",
 ];
 
+/// The sentinels as base64, the way Gemini's bytes-typed field carries them in JSON (seen in
+/// real traffic: `c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I=`).
+pub const ENCODED_SENTINELS: [&str; 2] = [
+    "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I=",
+    "Y29udGV4dF9lbmdpbmVlcmluZ19pc190aGVfd2F5X3RvX2dv",
+];
+
 /// Classifies a signature value.
 ///
 /// ```
@@ -45,7 +52,7 @@ pub fn provenance(sig: Option<&str>) -> Provenance {
     if s.is_empty() {
         return Provenance::Empty;
     }
-    if SENTINELS.contains(&s) {
+    if SENTINELS.contains(&s) || ENCODED_SENTINELS.contains(&s) {
         return Provenance::Sentinel;
     }
     let base64 = s

@@ -719,7 +719,11 @@ pub mod object {
         let mut out = Vec::new();
         s.object(|s, key| -> crate::json::Result<()> {
             let v = s.skip_value()?;
-            out.push((key, Span::new(key.span.start as usize - 1, v.end as usize), v));
+            out.push((
+                key,
+                Span::new(key.span.start as usize - 1, v.end as usize),
+                v,
+            ));
             Ok(())
         })
         .ok()?;
@@ -730,8 +734,10 @@ pub mod object {
     /// `src` without the member `key` (all occurrences). `None` when `src` is not an object.
     pub fn remove_key(src: &str, key: &str) -> Option<String> {
         let members = members(src)?;
-        let keep: Vec<&(StrSpan, Span, Span)> =
-            members.iter().filter(|(k, _, _)| k.decode(src) != key).collect();
+        let keep: Vec<&(StrSpan, Span, Span)> = members
+            .iter()
+            .filter(|(k, _, _)| k.decode(src) != key)
+            .collect();
         if keep.len() == members.len() {
             return Some(src.to_owned());
         }
@@ -787,7 +793,11 @@ pub mod object {
 
     /// The raw value text of member `key`, if present.
     pub fn get<'s>(src: &'s str, key: &str) -> Option<&'s str> {
-        members(src)?.iter().rev().find(|(k, _, _)| k.decode(src) == key).map(|(_, _, v)| v.get(src))
+        members(src)?
+            .iter()
+            .rev()
+            .find(|(k, _, _)| k.decode(src) == key)
+            .map(|(_, _, v)| v.get(src))
     }
 
     #[cfg(test)]
@@ -796,15 +806,22 @@ pub mod object {
 
         #[test]
         fn remove_and_set_keep_other_bytes() {
-            let b = r#"{ "type": "text", "text": "a\u00e9",  "cache_control": {"type":"ephemeral"} }"#;
-            assert_eq!(remove_key(b, "cache_control").as_deref(), Some(r#"{ "type": "text","text": "a\u00e9" }"#));
+            let b =
+                r#"{ "type": "text", "text": "a\u00e9",  "cache_control": {"type":"ephemeral"} }"#;
+            assert_eq!(
+                remove_key(b, "cache_control").as_deref(),
+                Some(r#"{ "type": "text","text": "a\u00e9" }"#)
+            );
             assert_eq!(remove_key(b, "nope").as_deref(), Some(b));
             assert_eq!(
                 set_key(b, "text", "\"z\"").as_deref(),
                 Some(r#"{ "type": "text", "text": "z",  "cache_control": {"type":"ephemeral"} }"#)
             );
             assert_eq!(set_key("{}", "a", "1").as_deref(), Some(r#"{"a":1}"#));
-            assert_eq!(set_key(r#"{"x":2}"#, "a", "1").as_deref(), Some(r#"{"x":2,"a":1}"#));
+            assert_eq!(
+                set_key(r#"{"x":2}"#, "a", "1").as_deref(),
+                Some(r#"{"x":2,"a":1}"#)
+            );
             assert_eq!(get(b, "type"), Some("\"text\""));
             assert!(members("[1]").is_none());
         }

@@ -521,6 +521,12 @@ fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
             "data" => b.data = s.opt_string()?,
             "cache_control" => b.cache_control = Some(s.skip_value()?),
             "is_error" => b.is_error = s.opt_bool()?,
+            // Fields other SDKs leave on blocks; the Anthropic schema rejects them (AN-06).
+            "thoughtSignature" | "thought_signature" | "providerOptions" | "providerMetadata"
+            | "reasoning_content" => {
+                b.foreign_key = Some(key);
+                s.skip_value()?;
+            }
             "content" | "input" => {
                 if s.peek_kind()? == Kind::String {
                     let st = s.string()?;

@@ -144,6 +144,9 @@ pub struct Block {
     pub synthetic: bool,
     /// OpenCode part `id`.
     pub part_id: Option<StrSpan>,
+    /// A field another SDK left on an Anthropic block (`thoughtSignature`, `providerOptions`,
+    /// ...), which the Anthropic schema rejects.
+    pub foreign_key: Option<StrSpan>,
     /// Index of the message this block belongs to.
     pub msg: u32,
     /// Index of the block within its message.

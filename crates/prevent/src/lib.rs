@@ -1,1 +1,199 @@
-//! turnkeeper prevent (skeleton).
+//! Find what a provider will reject in a transcript, and repair what can be repaired safely.
+//!
+//! [`check`] runs every rule in [`rules::RULES`] over a [`Transcript`] and returns
+//! [`Finding`]s; [`repair`] runs the same rules with repairs on, and returns the new body and a
+//! [`Report`] of every change. Rules are small named functions (ids from api-rules.md: AN-xx for
+//! Anthropic, GM-xx for Gemini). The target (model [`profile`], thinking mode, betas) and the
+//! [`Policy`] decide what applies.
+//!
+//! Thinking blocks are never edited: `repair` takes a [`Ledger`] of every thinking block before
+//! the rules run and checks the output against it; any thinking block that changed, or vanished
+//! without a reported removal, fails the repair closed with [`PreventError::Guard`].
+//!
+//! ```
+//! use turnkeeper_model::{read, FormatHint};
+//! use turnkeeper_prevent::{check, repair, Options};
+//!
+//! let body = r#"{"model":"claude-sonnet-4-5","messages":[
+//!   {"role":"user","content":"list files"},
+//!   {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]},
+//!   {"role":"user","content":[{"type":"text","text":"  "}]}]}"#;
+//! let t = read(body, FormatHint::Auto)?;
+//! let opts = Options::default();
+//! let findings = check(&t, &opts);
+//! assert!(findings.iter().any(|f| f.rule == "AN-08"));
+//! let fixed = repair(&t, &opts)?;
+//! assert!(fixed.report.findings_left.is_empty());
+//! assert!(fixed.body.contains(r#""tool_use_id":"toolu_1""#));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod ctx;
+pub mod finding;
+pub mod policy;
+pub mod profile;
+pub mod rules;
+
+use std::borrow::Cow;
+
+use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
+use turnkeeper_model::{BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read};
+
+pub use ctx::{BINDING_BETA, Ctx, Sink};
+pub use finding::{Change, Finding, Report, RequestChange, Severity};
+pub use policy::{MissingThinking, Policy, PrefixEdit};
+pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
+
+/// Why `repair` could not produce a body.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PreventError {
+    /// The input could not be read.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A rule altered or dropped a thinking block without reporting it: a bug in turnkeeper. The
+    /// repair failed closed and nothing should be sent.
+    #[error("guard violation (a turnkeeper bug; nothing was changed): {0}")]
+    Guard(#[from] GuardViolation),
+}
+
+/// What to check against, and how to repair.
+#[derive(Clone, Debug, Default)]
+pub struct Options<'s> {
+    /// The target model; overrides the body's `model`.
+    pub model: Option<String>,
+    /// The thinking mode; overrides the body's `thinking`.
+    pub thinking: Option<Mode>,
+    /// `anthropic-beta` values the request is sent with.
+    pub betas: Vec<String>,
+    /// The repair policy.
+    pub policy: Policy,
+    /// The turn store, for restoring altered turns.
+    pub store: Option<&'s TurnStore>,
+    /// Profile overrides.
+    pub overrides: Option<&'s ProfileOverrides>,
+}
+
+/// The rule context for a transcript under `opts`.
+pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
+    let model = opts
+        .model
+        .clone()
+        .or_else(|| t.model().map(|m| m.into_owned()));
+    let profile = profile_for(model.as_deref(), opts.overrides);
+    let requested = opts
+        .thinking
+        .or_else(|| match t.thinking_type().as_deref() {
+            Some(k) => Mode::parse(k),
+            None => None,
+        });
+    let body_betas = t.meta.betas.map(|b| b.get(t.src)).unwrap_or("");
+    let mut betas = opts.betas.clone();
+    if body_betas.contains(BINDING_BETA) {
+        betas.push(BINDING_BETA.to_owned());
+    }
+    let drop_block = t.meta.thinking.drop_block && betas.iter().any(|b| b == BINDING_BETA);
+    Ctx {
+        mode: requested.unwrap_or(profile.default_mode),
+        requested_mode: requested,
+        profile,
+        policy: &opts.policy,
+        store: opts.store,
+        betas,
+        drop_block,
+    }
+}
+
+/// Runs the pipeline with `apply` on or off.
+fn pipeline<'t, 'a>(
+    t: &'t Transcript<'a>,
+    opts: &Options<'_>,
+    apply: bool,
+) -> (Draft<'t, 'a>, Sink, Mode) {
+    let mut ctx = context(t, opts);
+    let mut d = Draft::new(t);
+    let mut s = Sink::new(apply);
+    if t.body == BodyKind::Response {
+        // A response is what the provider produced, not a request to validate.
+        return (d, s, ctx.mode);
+    }
+    for rule in rules::RULES {
+        (rule.run)(&mut ctx, &mut d, &mut s);
+    }
+    (d, s, ctx.mode)
+}
+
+/// Everything the rules find in `t`, in pipeline order.
+pub fn check(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
+    pipeline(t, opts, false).1.findings
+}
+
+/// A repaired body and its report.
+#[derive(Debug)]
+pub struct Repaired<'a> {
+    /// The body: the input itself when nothing needed repair.
+    pub body: Cow<'a, str>,
+    /// What was done and what is left.
+    pub report: Report,
+}
+
+/// Repairs `t` under `opts`: applies every repair the policy allows, verifies that no thinking
+/// block was altered, and re-checks the result.
+///
+/// # Errors
+/// [`PreventError::Guard`] when a thinking block changed or vanished unreported (a bug); the
+/// output is then withheld.
+pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>, PreventError> {
+    let ledger_in = Ledger::take(t);
+    let (d, s, _mode) = pipeline(t, opts, true);
+    let body = d.output();
+    let mut report = Report {
+        changes: s.changes,
+        request_changes: s.request,
+        findings_left: Vec::new(),
+    };
+    match &body {
+        Cow::Borrowed(_) => {
+            // Nothing was changed, so what check finds is what is left.
+            report.findings_left = check(t, opts);
+        }
+        Cow::Owned(out) => {
+            let out_t = read(out, FormatHint::Exactly(t.format))
+                .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+            let mut ledger = ledger_in;
+            for raw in &s.restored {
+                ledger.allow_restored(raw);
+            }
+            ledger.verify(&out_t, s.removed_guarded)?;
+            let mut again = opts.clone();
+            if report
+                .request_changes
+                .iter()
+                .any(|r| matches!(r, RequestChange::SetParam { key, .. } if key == "thinking"))
+            {
+                again.thinking = None;
+            }
+            for r in &report.request_changes {
+                if let RequestChange::AddBeta { value, .. } = r {
+                    again.betas.push(value.clone());
+                }
+            }
+            report.findings_left = check(&out_t, &again);
+        }
+    }
+    Ok(Repaired { body, report })
+}
+
+/// Reads `src` (any format, or the one given) and checks it.
+///
+/// # Errors
+/// When the input cannot be read.
+pub fn check_str(
+    src: &str,
+    format: Option<Format>,
+    opts: &Options<'_>,
+) -> Result<Vec<Finding>, ModelError> {
+    let hint = format.map_or(FormatHint::Auto, FormatHint::Exactly);
+    let t = read(src, hint)?;
+    Ok(check(&t, opts))
+}

@@ -1,0 +1,62 @@
+//! The repair policy: which of the safe repairs to use.
+//!
+//! There is deliberately no option to synthesise a thinking block. A thinking block without the
+//! provider's signature fails signature verification (api-rules.md AN-23, AN-06), and copying a
+//! real one from another turn is a lie the API detects (AN-22, AN-25). The seed's
+//! `[Continuing from previous reasoning]` placeholder is exactly that failure.
+
+use serde::{Deserialize, Serialize};
+
+/// What to do when manual-mode thinking is missing from the open tool loop (api-rules.md AN-16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingThinking {
+    /// Put the original turn back from the turn store, byte-identical.
+    Restore,
+    /// Send this request with `thinking: {"type":"disabled"}` (allowed: the last message is a
+    /// user tool-result message, AN-20).
+    DisableThinking,
+    /// Switch to `thinking: {"type":"adaptive"}` where the model accepts it (AN-17).
+    Adaptive,
+    /// Close the tool loop with a plain user message so a new turn starts.
+    CloseLoop,
+}
+
+/// What to do when a prefix-bound signature's prefix was edited (api-rules.md AN-25).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PrefixEdit {
+    /// Strip every thinking block from the edit point on.
+    #[default]
+    StripAfterEdit,
+    /// Ask the API to drop failing blocks (`prefix_mismatch_behavior: "drop_block"` and the
+    /// `thinking-binding-controls-2026-08-01` beta).
+    DropBlock,
+    /// Leave it and report an error.
+    Fail,
+}
+
+/// The policy. `Policy::default()` is the safe one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Strategies for AN-16, tried in order; empty means "report, do not repair".
+    pub on_missing_thinking: Vec<MissingThinking>,
+    /// Strategy for AN-25.
+    pub on_prefix_edit: PrefixEdit,
+    /// The `content` of a synthetic `tool_result` for a call that never got one.
+    pub tool_result_placeholder: String,
+    /// Merge consecutive same-role messages (AN-02). `None`: only when the profile needs it.
+    pub merge_same_role: Option<bool>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            on_missing_thinking: vec![MissingThinking::Restore, MissingThinking::DisableThinking],
+            on_prefix_edit: PrefixEdit::StripAfterEdit,
+            tool_result_placeholder: "The tool call did not complete: no result was recorded."
+                .to_owned(),
+            merge_same_role: None,
+        }
+    }
+}

@@ -1,0 +1,618 @@
+//! Model profiles: from any spelling of a model id to what the target accepts.
+//!
+//! The normalisation follows api-rules.md §4.2 and the capabilities the matrix of §1.4. Cells
+//! the research marks unknown get the strict answer, and everything can be overridden from a
+//! file ([`ProfileOverrides`]) so a new model needs no release.
+
+use std::collections::BTreeMap;
+
+/// The provider family a model belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Anthropic Claude (first party, Bedrock, Vertex, OpenRouter, Antigravity spellings).
+    Claude,
+    /// Google Gemini.
+    Gemini,
+    /// Not recognised: the strictest profile applies.
+    Unknown,
+}
+
+/// A thinking mode as the request uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// `{"type":"enabled","budget_tokens":N}`: manual (extended) thinking.
+    Manual,
+    /// `{"type":"adaptive"}`, or thinking omitted on a model that thinks by default.
+    Adaptive,
+    /// `{"type":"disabled"}`, or omitted on a default-off model.
+    Off,
+}
+
+impl Mode {
+    /// Parses `enabled`, `manual`, `adaptive`, `disabled`, `off`.
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "enabled" | "manual" => Some(Mode::Manual),
+            "adaptive" => Some(Mode::Adaptive),
+            "disabled" | "off" => Some(Mode::Off),
+            _ => None,
+        }
+    }
+    /// The wire name (`enabled`, `adaptive`, `disabled`).
+    pub fn wire(self) -> &'static str {
+        match self {
+            Mode::Manual => "enabled",
+            Mode::Adaptive => "adaptive",
+            Mode::Off => "disabled",
+        }
+    }
+}
+
+/// Which earlier turns' thinking the model keeps in context (api-rules.md AN-24).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retention {
+    /// Every prior turn's thinking is used (Opus 4.5+, Sonnet 4.6+, Fable, Mythos).
+    All,
+    /// Only the last assistant turn's thinking (older Opus/Sonnet, all Haiku through 4.5).
+    LastTurn,
+}
+
+/// Gemini thought-signature rules (api-rules.md GM-01, GM-07).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GeminiSignatures {
+    /// Gemini 3 and later: the first `functionCall` of each current-turn step needs one.
+    Required,
+    /// Gemini 2.5: returning them is optional.
+    Optional,
+    /// Not a Gemini model.
+    NotApplicable,
+}
+
+/// What a target model accepts.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Profile {
+    /// The normalised model id (empty when none was given).
+    pub model: String,
+    /// The family.
+    pub family: Family,
+    /// True when the model was found in the table (or an override).
+    pub known: bool,
+    /// The model can think at all.
+    pub thinking: bool,
+    /// `thinking.type: "enabled"` is accepted.
+    pub manual_ok: bool,
+    /// `thinking.type: "adaptive"` is accepted.
+    pub adaptive_ok: bool,
+    /// `thinking.type: "disabled"` is accepted.
+    pub disabled_ok: bool,
+    /// The mode when the request omits `thinking`.
+    pub default_mode: Mode,
+    /// Prior-turn thinking retention.
+    pub retention: Retention,
+    /// A trailing assistant message (prefill) is accepted when thinking is off.
+    pub prefill_ok: bool,
+    /// A signed trailing thinking block (a progress update) is passed back as is.
+    pub trailing_thinking_ok: bool,
+    /// Signatures are bound to the conversation prefix (api-rules.md AN-25).
+    pub prefix_bound: bool,
+    /// A forced `tool_choice` (`any`/`tool`) is accepted with adaptive thinking.
+    pub forced_tool_choice_adaptive_ok: bool,
+    /// Any non-default `temperature`/`top_p`/`top_k` is rejected on every request.
+    pub strict_sampling: bool,
+    /// Gemini signature rules.
+    pub gemini_signatures: GeminiSignatures,
+    /// Consecutive same-role messages must be merged before sending (relays, Bedrock Converse).
+    pub merge_same_role: bool,
+}
+
+impl Profile {
+    /// The strictest profile, for models turnkeeper does not know (api-rules.md §4.2: "Anything
+    /// unrecognised should get the strictest profile: verbatim echo, no synthesis, no prefill").
+    pub fn strict(model: &str) -> Profile {
+        Profile {
+            model: model.to_owned(),
+            family: Family::Unknown,
+            known: false,
+            thinking: true,
+            manual_ok: true,
+            adaptive_ok: true,
+            disabled_ok: true,
+            default_mode: Mode::Off,
+            retention: Retention::All,
+            prefill_ok: false,
+            trailing_thinking_ok: false,
+            prefix_bound: true,
+            forced_tool_choice_adaptive_ok: false,
+            strict_sampling: false,
+            gemini_signatures: GeminiSignatures::NotApplicable,
+            merge_same_role: false,
+        }
+    }
+
+    fn claude(model: &str) -> Profile {
+        Profile {
+            family: Family::Claude,
+            known: true,
+            prefix_bound: false,
+            forced_tool_choice_adaptive_ok: true,
+            prefill_ok: true,
+            ..Profile::strict(model)
+        }
+    }
+}
+
+/// Normalises a model id (api-rules.md §4.2): lower case; strip an ARN, a provider prefix, a
+/// Bedrock region prefix, version/date/`-latest`/`:thinking`/`-thinking`/`[1m]` suffixes; dots in
+/// versions become dashes; `claude-4-sonnet` becomes `claude-sonnet-4`.
+///
+/// ```
+/// use turnkeeper_prevent::profile::normalize;
+/// assert_eq!(normalize("us.anthropic.claude-sonnet-4-5-20250929-v1:0"), "claude-sonnet-4-5");
+/// assert_eq!(normalize("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-7"), "claude-opus-4-7");
+/// assert_eq!(normalize("claude-3-7-sonnet@20250219"), "claude-3-7-sonnet");
+/// assert_eq!(normalize("anthropic/claude-opus-4.6"), "claude-opus-4-6");
+/// assert_eq!(normalize("anthropic/claude-4.6-opus"), "claude-opus-4-6");
+/// assert_eq!(normalize("claude-opus-5[1m]"), "claude-opus-5");
+/// assert_eq!(normalize("antigravity-claude-opus-4-6-thinking"), "claude-opus-4-6");
+/// assert_eq!(normalize("models/gemini-3-pro-preview"), "gemini-3-pro-preview");
+/// ```
+pub fn normalize(id: &str) -> String {
+    let mut s = id.trim().to_ascii_lowercase();
+    if let Some(p) = s.rfind('/') {
+        // ARNs (`arn:...:foundation-model/anthropic.x`), `anthropic/x`, `models/gemini-x`.
+        s = s[p + 1..].to_owned();
+    }
+    for prefix in ["antigravity-"] {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest.to_owned();
+        }
+    }
+    for region in ["us-gov.", "us.", "eu.", "apac.", "jp.", "au.", "global."] {
+        if let Some(rest) = s.strip_prefix(region) {
+            s = rest.to_owned();
+            break;
+        }
+    }
+    if let Some(rest) = s.strip_prefix("anthropic.") {
+        s = rest.to_owned();
+    }
+    loop {
+        let before = s.len();
+        for suffix in ["[1m]", ":thinking", "-thinking", "-latest"] {
+            if let Some(rest) = s.strip_suffix(suffix) {
+                s = rest.to_owned();
+            }
+        }
+        // `-v1:0`, `-v1`, `@20250219`, `-20250219`.
+        if let Some(p) = s.rfind("-v") {
+            let tail = &s[p + 2..];
+            if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit() || b == b':') {
+                s.truncate(p);
+            }
+        }
+        for sep in ['@', '-'] {
+            if let Some(p) = s.rfind(sep) {
+                let tail = &s[p + 1..];
+                if tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()) {
+                    s.truncate(p);
+                }
+            }
+        }
+        if s.len() == before {
+            break;
+        }
+    }
+    if s.starts_with("claude") {
+        s = s.replace('.', "-");
+        // Legacy order: claude-4-sonnet, claude-4-6-opus → claude-sonnet-4, claude-opus-4-6.
+        let parts: Vec<&str> = s.split('-').collect();
+        let family = parts
+            .iter()
+            .position(|p| ["sonnet", "opus", "haiku"].contains(p));
+        if let Some(pos) = family.filter(|&pos| {
+            pos >= 2
+                && parts[1..pos]
+                    .iter()
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                && parts[1].parse::<u32>().is_ok_and(|v| v >= 4)
+        }) {
+            let mut v = vec!["claude", parts[pos]];
+            v.extend_from_slice(&parts[1..pos]);
+            v.extend_from_slice(&parts[pos + 1..]);
+            s = v.join("-");
+        }
+    }
+    s
+}
+
+/// The `(major, minor)` version of a normalised Claude id (`claude-opus-5-5` → `(5, 5)`).
+fn claude_version(n: &str) -> Option<(u32, u32)> {
+    let mut parts = n.strip_prefix("claude-")?.split('-');
+    let _name = parts.next()?;
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some((major, minor))
+}
+
+/// The built-in profile of a normalised id, if the table knows it (api-rules.md §1.4).
+fn builtin(n: &str) -> Option<Profile> {
+    let c = || Profile::claude(n);
+    let starts = |p: &str| n == p || n.starts_with(&format!("{p}-"));
+    let p = if starts("claude-3-5-haiku")
+        || starts("claude-3-5-sonnet")
+        || starts("claude-3-haiku")
+        || starts("claude-3-opus")
+        || starts("claude-3-sonnet")
+    {
+        Profile {
+            thinking: false,
+            manual_ok: false,
+            adaptive_ok: false,
+            ..c()
+        }
+    } else if starts("claude-3-7-sonnet")
+        || n == "claude-sonnet-4"
+        || n == "claude-opus-4"
+        || starts("claude-opus-4-1")
+        || starts("claude-sonnet-4-5")
+        || starts("claude-haiku-4-5")
+        || n == "claude-sonnet-4-0"
+        || n == "claude-opus-4-0"
+    {
+        Profile {
+            adaptive_ok: false,
+            retention: Retention::LastTurn,
+            ..c()
+        }
+    } else if starts("claude-opus-4-5") {
+        Profile {
+            adaptive_ok: false,
+            ..c()
+        }
+    } else if starts("claude-opus-4-6") || starts("claude-sonnet-4-6") {
+        Profile {
+            prefill_ok: false,
+            ..c()
+        }
+    } else if starts("claude-opus-4-7") || starts("claude-opus-4-8") {
+        Profile {
+            manual_ok: false,
+            prefill_ok: false,
+            strict_sampling: true,
+            ..c()
+        }
+    } else if n == "claude-sonnet-5" || n == "claude-opus-5" {
+        Profile {
+            manual_ok: false,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            ..c()
+        }
+    } else if starts("claude-mythos-preview") {
+        Profile {
+            disabled_ok: false,
+            prefill_ok: false,
+            default_mode: Mode::Adaptive,
+            ..c()
+        }
+    } else if n == "claude-fable-5" || n == "claude-mythos-5" {
+        Profile {
+            manual_ok: false,
+            disabled_ok: false,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            ..c()
+        }
+    } else if n == "claude-fable-5-1" || n == "claude-mythos-5-1" {
+        Profile {
+            manual_ok: false,
+            disabled_ok: false,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            trailing_thinking_ok: true,
+            prefix_bound: n == "claude-fable-5-1",
+            forced_tool_choice_adaptive_ok: false,
+            ..c()
+        }
+    } else if claude_version(n).is_some_and(|v| v >= (5, 2)) {
+        // Opus 5.5 and later: the snapshot leaves most cells unknown (api-rules.md §1.4); take
+        // the strict side of each and the documented prefix check.
+        Profile {
+            manual_ok: false,
+            disabled_ok: false,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            trailing_thinking_ok: true,
+            prefix_bound: true,
+            forced_tool_choice_adaptive_ok: false,
+            ..c()
+        }
+    } else if n.starts_with("gemini-") {
+        let sigs = if n.starts_with("gemini-2") || n.starts_with("gemini-1") || n.contains("-image")
+        {
+            GeminiSignatures::Optional
+        } else {
+            GeminiSignatures::Required
+        };
+        Profile {
+            family: Family::Gemini,
+            known: true,
+            gemini_signatures: sigs,
+            prefix_bound: false,
+            prefill_ok: true,
+            ..Profile::strict(n)
+        }
+    } else {
+        return None;
+    };
+    Some(p)
+}
+
+/// Partial profile fields, for overrides from a file or the command line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfilePatch {
+    /// See [`Profile::family`].
+    pub family: Option<Family>,
+    /// See [`Profile::thinking`].
+    pub thinking: Option<bool>,
+    /// See [`Profile::manual_ok`].
+    pub manual_ok: Option<bool>,
+    /// See [`Profile::adaptive_ok`].
+    pub adaptive_ok: Option<bool>,
+    /// See [`Profile::disabled_ok`].
+    pub disabled_ok: Option<bool>,
+    /// See [`Profile::default_mode`].
+    pub default_mode: Option<Mode>,
+    /// See [`Profile::retention`].
+    pub retention: Option<Retention>,
+    /// See [`Profile::prefill_ok`].
+    pub prefill_ok: Option<bool>,
+    /// See [`Profile::trailing_thinking_ok`].
+    pub trailing_thinking_ok: Option<bool>,
+    /// See [`Profile::prefix_bound`].
+    pub prefix_bound: Option<bool>,
+    /// See [`Profile::forced_tool_choice_adaptive_ok`].
+    pub forced_tool_choice_adaptive_ok: Option<bool>,
+    /// See [`Profile::strict_sampling`].
+    pub strict_sampling: Option<bool>,
+    /// See [`Profile::gemini_signatures`].
+    pub gemini_signatures: Option<GeminiSignatures>,
+    /// See [`Profile::merge_same_role`].
+    pub merge_same_role: Option<bool>,
+}
+
+impl ProfilePatch {
+    /// Applies the set fields to `p`.
+    pub fn apply(&self, p: &mut Profile) {
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
+        }
+        set!(
+            family,
+            thinking,
+            manual_ok,
+            adaptive_ok,
+            disabled_ok,
+            default_mode,
+            retention,
+            prefill_ok,
+            trailing_thinking_ok,
+            prefix_bound,
+            forced_tool_choice_adaptive_ok,
+            strict_sampling,
+            gemini_signatures,
+            merge_same_role
+        );
+        p.known = true;
+    }
+}
+
+/// Overrides keyed by normalised model id (or a prefix ending in `*`), e.g. in TOML:
+///
+/// ```toml
+/// [models."claude-nova-1"]
+/// family = "claude"
+/// manual_ok = false
+/// prefix_bound = true
+///
+/// [models."claude-nova-*"]
+/// prefill_ok = false
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileOverrides {
+    /// Patches by model id or `prefix*`.
+    #[serde(default)]
+    pub models: BTreeMap<String, ProfilePatch>,
+}
+
+/// Why an override file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or JSON of the expected shape.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+impl ProfileOverrides {
+    /// Reads overrides from a `.toml` or `.json` file.
+    ///
+    /// # Errors
+    /// When the file cannot be read or parsed.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ProfileError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        Self::parse(&text, path.extension().is_some_and(|e| e == "json"))
+            .map_err(|message| ProfileError::Parse { path: p, message })
+    }
+
+    /// Parses overrides from TOML (or JSON when `json`).
+    ///
+    /// # Errors
+    /// The parser's message.
+    pub fn parse(text: &str, json: bool) -> Result<Self, String> {
+        if json {
+            serde_json::from_str(text).map_err(|e| e.to_string())
+        } else {
+            toml::from_str(text).map_err(|e| e.to_string())
+        }
+    }
+
+    fn patches_for(&self, n: &str) -> Vec<&ProfilePatch> {
+        let mut v: Vec<(usize, &ProfilePatch)> = self
+            .models
+            .iter()
+            .filter_map(|(k, p)| {
+                let k = k.to_ascii_lowercase();
+                match k.strip_suffix('*') {
+                    Some(prefix) if n.starts_with(prefix) => Some((prefix.len(), p)),
+                    None if normalize(&k) == n => Some((usize::MAX, p)),
+                    _ => None,
+                }
+            })
+            .collect();
+        v.sort_by_key(|(specificity, _)| *specificity);
+        v.into_iter().map(|(_, p)| p).collect()
+    }
+}
+
+/// The profile for a model id as given (any spelling), with overrides applied.
+pub fn profile_for(model: Option<&str>, overrides: Option<&ProfileOverrides>) -> Profile {
+    let n = model.map(normalize).unwrap_or_default();
+    let mut p = builtin(&n).unwrap_or_else(|| Profile::strict(&n));
+    p.model = n.clone();
+    if let Some(o) = overrides {
+        for patch in o.patches_for(&n) {
+            patch.apply(&mut p);
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(id: &str, expect: (&str, Family, bool, bool, bool)) {
+        let p = profile_for(Some(id), None);
+        assert_eq!(
+            (
+                p.model.as_str(),
+                p.family,
+                p.manual_ok,
+                p.prefill_ok,
+                p.prefix_bound
+            ),
+            expect,
+            "{id}"
+        );
+    }
+
+    #[test]
+    fn spellings_map_to_profiles() {
+        check(
+            "claude-sonnet-4-5-20250929",
+            ("claude-sonnet-4-5", Family::Claude, true, true, false),
+        );
+        check(
+            "global.anthropic.claude-opus-4-5-20251101-v1:0",
+            ("claude-opus-4-5", Family::Claude, true, true, false),
+        );
+        check(
+            "claude-opus-4-6",
+            ("claude-opus-4-6", Family::Claude, true, false, false),
+        );
+        check(
+            "anthropic.claude-opus-4-7",
+            ("claude-opus-4-7", Family::Claude, false, false, false),
+        );
+        check(
+            "claude-sonnet-4@20250514",
+            ("claude-sonnet-4", Family::Claude, true, true, false),
+        );
+        check(
+            "claude-4-opus-20250514",
+            ("claude-opus-4", Family::Claude, true, true, false),
+        );
+        check(
+            "claude-fable-5-1",
+            ("claude-fable-5-1", Family::Claude, false, false, true),
+        );
+        check(
+            "claude-opus-5-5",
+            ("claude-opus-5-5", Family::Claude, false, false, true),
+        );
+        check(
+            "some-new-model",
+            ("some-new-model", Family::Unknown, true, false, true),
+        );
+        check(
+            "gemini-3-pro-preview",
+            ("gemini-3-pro-preview", Family::Gemini, true, true, false),
+        );
+    }
+
+    #[test]
+    fn retention_and_defaults() {
+        assert_eq!(
+            profile_for(Some("claude-haiku-4-5"), None).retention,
+            Retention::LastTurn
+        );
+        assert_eq!(
+            profile_for(Some("claude-sonnet-4-6"), None).retention,
+            Retention::All
+        );
+        assert_eq!(
+            profile_for(Some("claude-sonnet-5"), None).default_mode,
+            Mode::Adaptive
+        );
+        assert!(!profile_for(Some("claude-3-5-haiku-20241022"), None).thinking);
+        assert_eq!(
+            profile_for(Some("gemini-2.5-flash"), None).gemini_signatures,
+            GeminiSignatures::Optional
+        );
+        assert_eq!(
+            profile_for(Some("gemini-3.1-pro"), None).gemini_signatures,
+            GeminiSignatures::Required
+        );
+    }
+
+    #[test]
+    fn overrides_from_toml_apply_most_specific_last() {
+        let o = ProfileOverrides::parse(
+            "[models.\"claude-nova-*\"]\nprefill_ok = true\nmanual_ok = true\n[models.\"claude-nova-1\"]\nfamily = \"claude\"\nmanual_ok = false\n",
+            false,
+        )
+        .expect("parses");
+        let p = profile_for(Some("claude-nova-1"), Some(&o));
+        assert!(p.known && p.prefill_ok && !p.manual_ok && p.family == Family::Claude);
+        assert!(ProfileOverrides::parse("[models.x]\nbogus = 1\n", false).is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! The rules, in the order the pipeline runs them.
+//!
+//! Order is deliberate: restoring from the store comes first (it brings back what later rules
+//! would otherwise "repair"); then signatures and schema (whole-block removals); then structure
+//! (empty blocks, empty messages, the first message, merges); then pairing (which may add a user
+//! message); then trailing and ordering rules for thinking; then the trailing assistant message;
+//! then the open tool loop (AN-16, which may change the thinking mode); then prefix binding (which
+//! must see every edit made before it); and last the request settings, checked as they will be
+//! sent.
+
+pub mod config;
+pub mod gemini;
+pub mod pairing;
+pub mod structure;
+pub mod thinking;
+
+use turnkeeper_model::Draft;
+
+use crate::ctx::{Ctx, Sink};
+
+/// A rule: an id-bearing name and the function that finds (and, with `Sink::apply`, repairs).
+#[derive(Clone, Copy)]
+pub struct Rule {
+    /// A short name.
+    pub name: &'static str,
+    /// The rule ids from api-rules.md it covers.
+    pub ids: &'static [&'static str],
+    /// The function.
+    pub run: fn(&mut Ctx<'_>, &mut Draft<'_, '_>, &mut Sink),
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rule")
+            .field("name", &self.name)
+            .field("ids", &self.ids)
+            .finish()
+    }
+}
+
+/// Every rule, in running order.
+pub const RULES: &[Rule] = &[
+    Rule {
+        name: "restore",
+        ids: &["AN-22"],
+        run: thinking::an22_restore,
+    },
+    Rule {
+        name: "signatures",
+        ids: &["AN-23", "AN-06"],
+        run: thinking::an23_signatures,
+    },
+    Rule {
+        name: "schema",
+        ids: &["AN-06"],
+        run: structure::an06_schema,
+    },
+    Rule {
+        name: "empty-text",
+        ids: &["AN-05"],
+        run: structure::an05_empty_text,
+    },
+    Rule {
+        name: "gemini-empty",
+        ids: &["GM-13"],
+        run: gemini::gm13_empty,
+    },
+    Rule {
+        name: "gemini-roles",
+        ids: &["GM-12"],
+        run: gemini::gm12_roles,
+    },
+    Rule {
+        name: "trailing-thinking",
+        ids: &["AN-19"],
+        run: thinking::an19_trailing,
+    },
+    Rule {
+        name: "empty-messages",
+        ids: &["AN-04"],
+        run: structure::an04_empty_messages,
+    },
+    Rule {
+        name: "first-user",
+        ids: &["AN-01"],
+        run: structure::an01_first_user,
+    },
+    Rule {
+        name: "same-role",
+        ids: &["AN-02"],
+        run: structure::an02_same_role,
+    },
+    Rule {
+        name: "server-tools",
+        ids: &["AN-15"],
+        run: pairing::an15_server_tools,
+    },
+    Rule {
+        name: "pairing",
+        ids: &[
+            "AN-08", "AN-09", "AN-10", "AN-11", "GM-03", "GM-09", "GM-10",
+        ],
+        run: pairing::an08_pairing,
+    },
+    Rule {
+        name: "tool-ids",
+        ids: &["AN-12"],
+        run: pairing::an12_tool_ids,
+    },
+    Rule {
+        name: "thinking-first",
+        ids: &["AN-18"],
+        run: thinking::an18_thinking_first,
+    },
+    Rule {
+        name: "prefill",
+        ids: &["AN-03", "AN-20"],
+        run: structure::an03_prefill,
+    },
+    Rule {
+        name: "open-loop",
+        ids: &["AN-16"],
+        run: thinking::an16_open_loop,
+    },
+    Rule {
+        name: "gemini-signatures",
+        ids: &["GM-01", "GM-02", "GM-05"],
+        run: gemini::gm01_signatures,
+    },
+    Rule {
+        name: "prefix-binding",
+        ids: &["AN-25"],
+        run: thinking::an25_prefix,
+    },
+    Rule {
+        name: "config",
+        ids: &["config"],
+        run: config::config,
+    },
+];

@@ -1,0 +1,590 @@
+//! Tool pairing: every client tool call gets exactly one result, at the front of the next user
+//! message, and no result lacks its call (api-rules.md AN-08, AN-09, AN-10, AN-11, AN-13; Gemini
+//! GM-03, GM-09, GM-10, GM-11). Tool ids are made valid on both sides (AN-12). Server tool
+//! results must follow their call in the same message (AN-15).
+//!
+//! One forward pass: each assistant message with calls claims the run of user messages that
+//! follows it. Everything a repair does here changes user messages only (or adds one), so no
+//! thinking block is touched (api-rules.md §5.2, AN-08 row).
+
+use std::collections::{HashMap, HashSet};
+
+use sha2::{Digest, Sha256};
+use turnkeeper_model::edit::object;
+use turnkeeper_model::json::write_string;
+use turnkeeper_model::{BlockKind, Draft, DraftBlock, Format, NewBlock, Role};
+
+use crate::ctx::{Ctx, Sink};
+use crate::finding::Severity;
+
+/// The key a call and its result are matched by: the id, or for Gemini calls without an id, the
+/// function name (GM-11: "match by `id` when present, otherwise by order and `name`").
+fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
+    let b = d.block(i, j)?;
+    let name = b
+        .str(b.block.name)
+        .map(|n| n.into_owned())
+        .unwrap_or_default();
+    match b.kind() {
+        BlockKind::ToolCall => Some((
+            b.id()
+                .map(|x| x.into_owned())
+                .unwrap_or_else(|| format!("name:{name}")),
+            name,
+        )),
+        BlockKind::ToolResult => Some((
+            b.tool_use_id()
+                .map(|x| x.into_owned())
+                .unwrap_or_else(|| format!("name:{name}")),
+            name,
+        )),
+        _ => None,
+    }
+}
+
+struct Analysis {
+    /// Calls with no result anywhere in the run: (key, name).
+    missing: Vec<(String, String)>,
+    /// A result in the first message stands after a non-result block.
+    not_first: bool,
+    /// Results for these calls sit in a later message of the run.
+    late: usize,
+    /// Results that answer no call: (message, block).
+    orphans: Vec<(usize, usize)>,
+    /// Second results for the same call.
+    dups: Vec<(usize, usize)>,
+}
+
+impl Analysis {
+    fn ok(&self) -> bool {
+        self.missing.is_empty()
+            && !self.not_first
+            && self.late == 0
+            && self.orphans.is_empty()
+            && self.dups.is_empty()
+    }
+}
+
+fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String)]) -> Analysis {
+    let mut want: HashMap<&str, usize> = HashMap::new();
+    for (k, _) in calls {
+        *want.entry(k.as_str()).or_insert(0) += 1;
+    }
+    let mut a = Analysis {
+        missing: Vec::new(),
+        not_first: false,
+        late: 0,
+        orphans: Vec::new(),
+        dups: Vec::new(),
+    };
+    let all: HashSet<&str> = calls.iter().map(|(k, _)| k.as_str()).collect();
+    for k in first..end {
+        let mut seen_other = false;
+        for j in 0..d.block_count(k) {
+            let Some(b) = d.block(k, j) else { continue };
+            if b.kind() != BlockKind::ToolResult {
+                seen_other = true;
+                continue;
+            }
+            let Some((key, _)) = call_key(d, k, j) else {
+                continue;
+            };
+            match want.get_mut(key.as_str()) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    if k != first {
+                        a.late += 1;
+                    } else if seen_other {
+                        a.not_first = true;
+                    }
+                }
+                _ if all.contains(key.as_str()) => a.dups.push((k, j)),
+                _ => a.orphans.push((k, j)),
+            }
+        }
+    }
+    let mut left = want;
+    for (k, name) in calls {
+        if let Some(n) = left.get_mut(k.as_str()).filter(|n| **n > 0) {
+            *n -= 1;
+            a.missing.push((k.clone(), name.clone()));
+        }
+    }
+    a
+}
+
+fn synthetic_result(
+    d: &Draft<'_, '_>,
+    key: &str,
+    name: &str,
+    placeholder: &str,
+) -> Option<DraftBlock> {
+    let format = d.transcript().format;
+    let mut json = String::new();
+    match format {
+        Format::Gemini => {
+            json.push_str("{\"functionResponse\":{");
+            if !key.starts_with("name:") {
+                json.push_str("\"id\":");
+                write_string(&mut json, key);
+                json.push(',');
+            }
+            json.push_str("\"name\":");
+            write_string(&mut json, name);
+            json.push_str(",\"response\":{\"error\":");
+            write_string(&mut json, placeholder);
+            json.push_str("}}}");
+        }
+        _ => {
+            json.push_str("{\"type\":\"tool_result\",\"tool_use_id\":");
+            write_string(&mut json, key);
+            json.push_str(",\"is_error\":true,\"content\":");
+            write_string(&mut json, placeholder);
+            json.push('}');
+        }
+    }
+    NewBlock::new(format, json)
+        .ok()
+        .map(|b| DraftBlock::New(Box::new(b)))
+}
+
+fn ids(format: Format) -> (&'static str, &'static str, &'static str, &'static str) {
+    // (missing, order, late/placement, orphan)
+    match format {
+        Format::Gemini => ("GM-10", "GM-03", "GM-09", "GM-10"),
+        _ => ("AN-08", "AN-09", "AN-11", "AN-10"),
+    }
+}
+
+/// AN-08 to AN-11 (GM-03, GM-09, GM-10 for Gemini).
+pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    let format = d.transcript().format;
+    let (r_missing, r_order, r_late, r_orphan) = ids(format);
+    let mut i = 0;
+    while i < d.len() {
+        match d.role(i) {
+            Role::Assistant => {
+                // Consecutive assistant messages are one turn (the API merges them, AN-02); their
+                // calls are answered by the run of user messages that follows.
+                let a_end = (i..d.len())
+                    .find(|&k| d.role(k) != Role::Assistant)
+                    .unwrap_or(d.len());
+                let calls: Vec<(String, String)> = (i..a_end)
+                    .flat_map(|k| (0..d.block_count(k)).map(move |j| (k, j)))
+                    .filter_map(|(k, j)| {
+                        d.block(k, j)
+                            .filter(|b| b.kind() == BlockKind::ToolCall)
+                            .and_then(|_| call_key(d, k, j))
+                    })
+                    .collect();
+                let last_asst = a_end - 1;
+                if calls.is_empty() {
+                    i = a_end;
+                    continue;
+                }
+                let end = (a_end..d.len())
+                    .find(|&k| d.role(k) != Role::User)
+                    .unwrap_or(d.len());
+                if end == a_end {
+                    let names: Vec<&str> = calls.iter().map(|(k, _)| k.as_str()).collect();
+                    s.find(
+                        d,
+                        r_missing,
+                        Severity::Error,
+                        last_asst,
+                        None,
+                        format!(
+                            "tool call ids were found without results immediately after: {}",
+                            names.join(", ")
+                        ),
+                        Some("add a user message with an error result for each call"),
+                    );
+                    if s.apply {
+                        let blocks: Vec<DraftBlock> = calls
+                            .iter()
+                            .filter_map(|(k, n)| {
+                                synthetic_result(d, k, n, &ctx.policy.tool_result_placeholder)
+                            })
+                            .collect();
+                        s.insert_message(
+                            d,
+                            r_missing,
+                            a_end,
+                            Role::User,
+                            blocks,
+                            format!(
+                                "added error results for {} call(s) that never got one: {}",
+                                calls.len(),
+                                names.join(", ")
+                            ),
+                        );
+                        i = a_end + 1;
+                    } else {
+                        i = a_end;
+                    }
+                    continue;
+                }
+                let a = analyse(d, a_end, end, &calls);
+                if a.ok() {
+                    i = end;
+                    continue;
+                }
+                report(d, s, last_asst, &a, (r_missing, r_order, r_late, r_orphan));
+                if !s.apply {
+                    i = end;
+                    continue;
+                }
+                i = rebuild(
+                    ctx,
+                    d,
+                    s,
+                    last_asst,
+                    end,
+                    &calls,
+                    (r_missing, r_late, r_orphan),
+                );
+            }
+            Role::User => {
+                // A user message no assistant call claimed: any result in it is an orphan.
+                let mut j = 0;
+                let mut found = false;
+                while j < d.block_count(i) {
+                    if d.block(i, j)
+                        .is_some_and(|b| b.kind() == BlockKind::ToolResult)
+                    {
+                        found = true;
+                        let id = call_key(d, i, j).map(|(k, _)| k).unwrap_or_default();
+                        s.find(d, r_orphan, Severity::Error, i, Some(j),
+                            format!("unexpected `tool_use_id` found in `tool_result` blocks: {id}. The previous message has no matching call"),
+                            Some("remove the orphan result"));
+                        if s.apply {
+                            s.remove_block(d, r_orphan, i, j, format!("removed a result for `{id}`, which no call in the previous message made"));
+                            continue;
+                        }
+                    }
+                    j += 1;
+                }
+                if found && s.apply && d.block_count(i) == 0 && d.is_string_content(i).is_none() {
+                    s.remove_message(
+                        d,
+                        r_orphan,
+                        i,
+                        "removed a message left empty by removing orphan results",
+                    );
+                    continue;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+fn report(
+    d: &Draft<'_, '_>,
+    s: &mut Sink,
+    i: usize,
+    a: &Analysis,
+    rules: (&'static str, &'static str, &'static str, &'static str),
+) {
+    let (r_missing, r_order, r_late, r_orphan) = rules;
+    if !a.missing.is_empty() {
+        let ids: Vec<&str> = a.missing.iter().map(|(k, _)| k.as_str()).collect();
+        s.find(
+            d,
+            r_missing,
+            Severity::Error,
+            i + 1,
+            None,
+            format!(
+                "`tool_use` ids were found without `tool_result` blocks immediately after: {}",
+                ids.join(", ")
+            ),
+            Some("insert an error result for each unanswered call"),
+        );
+    }
+    if a.not_first {
+        s.find(
+            d,
+            r_order,
+            Severity::Error,
+            i + 1,
+            None,
+            "tool results must come first in the message, before any other block",
+            Some("move the results to the front"),
+        );
+    }
+    if a.late > 0 {
+        s.find(d, r_late, Severity::Error, i + 1, None,
+            format!("{} result(s) sit in a later message; nothing may stand between a call and its results", a.late),
+            Some("move them to the front of the message right after the call"));
+    }
+    for &(k, j) in a.orphans.iter() {
+        s.find(
+            d,
+            r_orphan,
+            Severity::Error,
+            k,
+            Some(j),
+            "a result whose id matches no call in the previous assistant message",
+            Some("remove it"),
+        );
+    }
+    for &(k, j) in a.dups.iter() {
+        s.find(
+            d,
+            r_orphan,
+            Severity::Error,
+            k,
+            Some(j),
+            "a second result for the same call",
+            Some("remove the duplicate"),
+        );
+    }
+}
+
+/// Rebuilds the run `[i+1, end)` after assistant message `i`. Returns the index after the run.
+fn rebuild(
+    ctx: &Ctx<'_>,
+    d: &mut Draft<'_, '_>,
+    s: &mut Sink,
+    i: usize,
+    end: usize,
+    calls: &[(String, String)],
+    rules: (&'static str, &'static str, &'static str),
+) -> usize {
+    let (r_missing, r_late, r_orphan) = rules;
+    let first = i + 1;
+    // Take every result out of the run, remembering where it was.
+    let mut want: HashMap<String, usize> = HashMap::new();
+    for (k, _) in calls {
+        *want.entry(k.clone()).or_insert(0) += 1;
+    }
+    let mut kept: HashMap<String, Vec<DraftBlock>> = HashMap::new();
+    let mut k = first;
+    let mut end = end;
+    while k < end {
+        let mut j = 0;
+        while j < d.block_count(k) {
+            let Some(b) = d.block(k, j) else { break };
+            if b.kind() != BlockKind::ToolResult {
+                j += 1;
+                continue;
+            }
+            let key = call_key(d, k, j).map(|(x, _)| x).unwrap_or_default();
+            match want.get_mut(&key) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    if let Some(h) = d.block_handle(k, j) {
+                        kept.entry(key.clone()).or_default().push(h);
+                    }
+                    let moved_from = crate::ctx::loc(d, k, Some(j)).path;
+                    d.remove_block(k, j);
+                    if k != first {
+                        s.changed(d, r_late, "moved_block", first, None, format!("moved the result for `{key}` here from {moved_from}"));
+                    }
+                }
+                Some(_) => s.remove_block(d, r_orphan, k, j, format!("removed a duplicate result for `{key}`")),
+                None => s.remove_block(d, r_orphan, k, j, format!("removed a result for `{key}`, which the previous assistant message did not call")),
+            }
+        }
+        if k != first && d.block_count(k) == 0 && d.is_string_content(k).is_none() {
+            d.remove_message(k);
+            s.changed(
+                d,
+                r_late,
+                "removed_message",
+                k.min(d.len().saturating_sub(1)),
+                None,
+                "removed a message left empty once its results moved up",
+            );
+            end -= 1;
+            continue;
+        }
+        k += 1;
+    }
+    // Results first, in call order; then synthetic ones; then the message's other blocks.
+    let mut front: Vec<DraftBlock> = Vec::new();
+    let mut synthesized = Vec::new();
+    for (key, name) in calls {
+        match kept.get_mut(key).and_then(|v| {
+            if v.is_empty() {
+                None
+            } else {
+                Some(v.remove(0))
+            }
+        }) {
+            Some(h) => front.push(h),
+            None => {
+                if let Some(b) = synthetic_result(d, key, name, &ctx.policy.tool_result_placeholder)
+                {
+                    front.push(b);
+                    synthesized.push(key.clone());
+                }
+            }
+        }
+    }
+    let rest = d.take_blocks(first);
+    front.extend(rest);
+    d.set_blocks(first, front);
+    s.changed(
+        d,
+        "AN-09",
+        "reordered_message",
+        first,
+        None,
+        "put the tool results first, in call order",
+    );
+    for key in synthesized {
+        s.changed(
+            d,
+            r_missing,
+            "inserted_block",
+            first,
+            None,
+            format!("added an error result for `{key}`, a call that never got one"),
+        );
+    }
+    end
+}
+
+/// True for a valid Anthropic client tool id (`^[a-zA-Z0-9_-]+$`, api-rules.md AN-12).
+pub fn valid_tool_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn sanitize(id: &str, taken: &HashSet<String>) -> String {
+    let base: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let base = if base.is_empty() {
+        "toolu_empty".to_owned()
+    } else {
+        base
+    };
+    if !taken.contains(&base) {
+        return base;
+    }
+    let h = Sha256::digest(id.as_bytes());
+    let suffix: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{base}_{suffix}")
+}
+
+/// AN-12: tool ids must match `^[a-zA-Z0-9_-]+$`. Invalid ids (often from other providers, such
+/// as Kimi's `functions.Bash:0`) are rewritten deterministically, with a hash suffix on
+/// collision, on both the call and its results.
+pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    if d.transcript().format != Format::Anthropic {
+        return;
+    }
+    let mut bad: Vec<(usize, usize, String, &'static str)> = Vec::new();
+    let mut taken: HashSet<String> = HashSet::new();
+    for i in 0..d.len() {
+        for (j, b) in d.blocks(i).enumerate() {
+            let (field, id) = match b.kind() {
+                BlockKind::ToolCall => ("id", b.id()),
+                BlockKind::ToolResult => ("tool_use_id", b.tool_use_id()),
+                _ => continue,
+            };
+            let id = id.map(|x| x.into_owned()).unwrap_or_default();
+            if valid_tool_id(&id) {
+                taken.insert(id);
+            } else {
+                bad.push((i, j, id, field));
+            }
+        }
+    }
+    if bad.is_empty() {
+        return;
+    }
+    let mut map: HashMap<String, String> = HashMap::new();
+    for (i, j, id, field) in bad {
+        let new = map
+            .entry(id.clone())
+            .or_insert_with(|| {
+                let n = sanitize(&id, &taken);
+                taken.insert(n.clone());
+                n
+            })
+            .clone();
+        s.find(
+            d,
+            "AN-12",
+            Severity::Error,
+            i,
+            Some(j),
+            format!("`{field}` {id:?} does not match '^[a-zA-Z0-9_-]+$'"),
+            Some("rewrite the id on the call and its results"),
+        );
+        if s.apply {
+            let mut v = String::new();
+            write_string(&mut v, &new);
+            let edited = d
+                .block(i, j)
+                .and_then(|b| object::set_key(b.raw(), field, &v))
+                .and_then(|json| NewBlock::new(Format::Anthropic, json).ok());
+            if let Some(nb) = edited {
+                s.edit_block(
+                    d,
+                    "AN-12",
+                    i,
+                    j,
+                    nb,
+                    format!("rewrote tool id {id:?} as {new:?}"),
+                );
+            }
+        }
+    }
+}
+
+/// AN-15: a server tool result must follow a `server_tool_use` with the same id in the same
+/// assistant message. An assistant message that ends in an unanswered `server_tool_use` is a
+/// valid continuation and is left alone.
+pub fn an15_server_tools(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    if d.transcript().format != Format::Anthropic {
+        return;
+    }
+    for i in 0..d.len() {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut j = 0;
+        while j < d.block_count(i) {
+            let Some(b) = d.block(i, j) else { break };
+            match b.kind() {
+                BlockKind::ServerToolCall => {
+                    seen.insert(b.id().map(|x| x.into_owned()).unwrap_or_default());
+                }
+                BlockKind::ServerToolResult => {
+                    let id = b.tool_use_id().map(|x| x.into_owned()).unwrap_or_default();
+                    if !seen.contains(&id) {
+                        let t = b.type_name().into_owned();
+                        s.find(d, "AN-15", Severity::Error, i, Some(j),
+                            format!("unexpected `tool_use_id` found in `{t}` blocks: {id}. Each `{t}` block must have a corresponding `server_tool_use` block before it."),
+                            Some("remove the orphan server result"));
+                        if s.apply {
+                            s.remove_block(
+                                d,
+                                "AN-15",
+                                i,
+                                j,
+                                format!("removed a `{t}` whose `server_tool_use` is not before it"),
+                            );
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+    }
+}
