@@ -363,7 +363,8 @@ fn fuzz_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
     }
     v.step("fuzz: build", &fuzzer.build_cmd(), Check::Status)?;
 
-    let seconds = fuzz_seconds(v.start.elapsed(), manifest.targets.len(), opts);
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    let seconds = fuzz_seconds(ci, v.start.elapsed(), manifest.targets.len(), opts);
     for target in &manifest.targets {
         let name = format!("fuzz: {target}");
         println!(
@@ -389,8 +390,7 @@ fn fuzz_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
 
 /// Seconds per fuzz target: the requested time, shortened under `CI=true` (unless
 /// `--fuzz-seconds` was given) so that verify ends within the CI budget.
-fn fuzz_seconds(elapsed: Duration, targets: usize, opts: &VerifyOptions) -> u64 {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+fn fuzz_seconds(ci: bool, elapsed: Duration, targets: usize, opts: &VerifyOptions) -> u64 {
     if !ci || opts.fuzz_seconds_explicit || targets == 0 {
         return opts.fuzz_seconds;
     }
@@ -412,5 +412,41 @@ fn fuzz_seconds(elapsed: Duration, targets: usize, opts: &VerifyOptions) -> u64 
         fair
     } else {
         opts.fuzz_seconds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Options with the given fuzz seconds, explicit or not.
+    fn opts(fuzz_seconds: u64, explicit: bool) -> VerifyOptions {
+        VerifyOptions {
+            quick: false,
+            skip_fuzz: false,
+            fuzz_seconds,
+            fuzz_seconds_explicit: explicit,
+            proptest_cases: INVARIANT_PROPTEST_CASES,
+            asan: false,
+        }
+    }
+
+    #[test]
+    fn ci_shortens_fuzzing_only_when_the_budget_needs_it() {
+        let minutes = |m: u64| Duration::from_secs(m * 60);
+        // Plenty of time left: the default stands.
+        assert_eq!(fuzz_seconds(true, minutes(10), 3, &opts(60, false)), 60);
+        // 27 min budget, 20 used, 4 targets: (420 - 40) / 4 = 95 > 60, so 60 stands.
+        assert_eq!(fuzz_seconds(true, minutes(20), 4, &opts(60, false)), 60);
+        // 25 used, 4 targets: (120 - 40) / 4 = 20.
+        assert_eq!(fuzz_seconds(true, minutes(25), 4, &opts(60, false)), 20);
+        // Over budget: never below the floor.
+        assert_eq!(
+            fuzz_seconds(true, minutes(30), 4, &opts(60, false)),
+            CI_MIN_FUZZ_SECONDS
+        );
+        // Outside CI, or with an explicit --fuzz-seconds, the request stands.
+        assert_eq!(fuzz_seconds(false, minutes(30), 4, &opts(60, false)), 60);
+        assert_eq!(fuzz_seconds(true, minutes(30), 4, &opts(60, true)), 60);
     }
 }
