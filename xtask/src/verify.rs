@@ -92,8 +92,8 @@ impl Verify {
         let n = self.results.len() + 1;
         println!("\n==> verify [{n}] {name}: {}", cmd.display());
         let keep = match check {
-            Check::Status => |_: &str| false,
-            Check::Tests => is_test_line,
+            Check::Status => is_compile_error,
+            Check::Tests => |l: &str| is_test_line(l) || is_compile_error(l),
         };
         let out = cmd.run(keep)?;
         let counts = TestCounts::from_lines(&out.lines);
@@ -101,11 +101,19 @@ impl Verify {
         let mut problem = None;
         if !out.status.success() {
             let failed = failed_tests(&out.lines);
-            let which = if failed.is_empty() {
-                String::new()
-            } else {
-                format!("; failed tests: {}", failed.join(", "))
-            };
+            let mut which = String::new();
+            if !failed.is_empty() {
+                which.push_str(&format!("; failed tests: {}", failed.join(", ")));
+            }
+            let broken: Vec<&str> = out
+                .lines
+                .iter()
+                .filter_map(|l| l.strip_prefix("error: could not compile "))
+                .map(|l| l.split(" due to").next().unwrap_or(l))
+                .collect();
+            if !broken.is_empty() {
+                which.push_str(&format!("; could not compile {}", broken.join(", ")));
+            }
             problem = Some(format!("{}{which}", fmt_status(out.status)));
         } else if matches!(check, Check::Tests) && counts.ignored > 0 {
             problem = Some(format!(
@@ -212,6 +220,11 @@ impl Verify {
         );
         println!("{}", self.totals.short());
     }
+}
+
+/// Keeps cargo's `error: could not compile ...` lines, which name the broken crate and target.
+fn is_compile_error(line: &str) -> bool {
+    line.starts_with("error: could not compile ")
 }
 
 /// Runs `cargo xtask verify`.
