@@ -1,1 +1,69 @@
-fn main() {}
+//! The `turnkeeper` command-line tool: inspect, check and repair LLM conversation transcripts,
+//! record provider responses in a turn store, and classify provider errors.
+//!
+//! Exit codes: 0 success (for `check`: no error-level finding); 1 `check` found errors; 2
+//! unreadable input or a usage error; 3 `repair` left errors the policy cannot repair.
+
+mod check;
+mod classify;
+mod input;
+mod inspect;
+mod render;
+mod store;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Keep LLM conversation transcripts valid for the provider APIs that check them.
+#[derive(Parser, Debug)]
+#[command(name = "turnkeeper", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Summarise a transcript: format, model, messages, blocks by type, thinking mode.
+    Inspect(inspect::InspectArgs),
+    /// Find what the provider would reject (exit 1 when an error is found).
+    Check(check::CheckArgs),
+    /// Repair what can be repaired safely; never alters a thinking block.
+    Repair(check::RepairArgs),
+    /// The turn store: provider responses kept as they arrived, for restoring altered turns.
+    Store {
+        #[command(subcommand)]
+        command: store::StoreCommand,
+    },
+    /// Classify a provider error (however wrapped) and say what to do.
+    Classify(classify::ClassifyArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("TURNKEEPER_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Command::Inspect(a) => inspect::run(&a),
+        Command::Check(a) => check::run_check(&a),
+        Command::Repair(a) => check::run_repair(&a),
+        Command::Store { command } => store::run(&command),
+        Command::Classify(a) => classify::run(&a),
+    }
+}
+
+/// Prints a one-line error and returns exit code 2.
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("turnkeeper: {msg}");
+    ExitCode::from(2)
+}

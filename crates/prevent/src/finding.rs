@@ -53,6 +53,7 @@ pub struct Change {
 /// A change to the request outside the transcript: a parameter or a header.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RequestChange {
     /// A top-level body parameter was set.
     SetParam {

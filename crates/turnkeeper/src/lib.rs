@@ -1,1 +1,78 @@
-//! turnkeeper turnkeeper (skeleton).
+//! turnkeeper keeps LLM conversation transcripts valid for the provider APIs that check them.
+//!
+//! This crate is the facade a Rust agent depends on. It re-exports the pieces:
+//! - [`model`]: lossless readers for Anthropic, Gemini and OpenCode transcripts;
+//! - [`guard`]: the thinking-block ledger and the turn store;
+//! - [`prevent`]: model profiles and the rule pipeline behind [`check`] and [`repair`];
+//! - [`recover`]: the error classifier and the recovery planner.
+//!
+//! # Example
+//!
+//! Check a request before sending it, and repair it when the provider would reject it:
+//!
+//! ```
+//! use turnkeeper::{Options, check_str, repair_str};
+//!
+//! let body = r#"{"model":"claude-sonnet-4-5","thinking":{"type":"enabled","budget_tokens":2048},
+//!   "max_tokens":4096,"messages":[
+//!   {"role":"user","content":"What is in /tmp?"},
+//!   {"role":"assistant","content":[{"type":"tool_use","id":"toolu_01","name":"ls","input":{"path":"/tmp"}}]},
+//!   {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"a.txt"}]}]}"#;
+//!
+//! let opts = Options::default();
+//! let findings = check_str(body, &opts)?;
+//! assert_eq!(findings[0].rule, "AN-16"); // manual thinking, open tool loop, no thinking to send back
+//!
+//! let fixed = repair_str(body, &opts)?;
+//! assert!(fixed.report.findings_left.is_empty());
+//! // The policy chose to disable thinking for this one request; the caller learns it here:
+//! assert!(fixed.body.contains(r#""thinking":{"type":"disabled"}"#));
+//! # Ok::<(), turnkeeper::Error>(())
+//! ```
+
+pub mod opencode;
+
+pub use turnkeeper_guard as guard;
+pub use turnkeeper_model as model;
+pub use turnkeeper_prevent as prevent;
+pub use turnkeeper_recover as recover;
+
+pub use turnkeeper_guard::TurnStore;
+pub use turnkeeper_model::{Format, FormatHint, ModelError, Transcript, read};
+pub use turnkeeper_prevent::{
+    Change, Finding, Mode, Options, Policy, Profile, ProfileOverrides, Repaired, Report,
+    RequestChange, Severity, check, profile_for, repair,
+};
+
+/// Everything that can go wrong through the facade.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The transcript could not be read.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The repair failed closed (see [`prevent::PreventError`]).
+    #[error(transparent)]
+    Prevent(#[from] turnkeeper_prevent::PreventError),
+    /// An OpenCode store could not be read.
+    #[error(transparent)]
+    Opencode(#[from] turnkeeper_model::opencode::error::OpencodeError),
+}
+
+/// Reads `body` (format sniffed) and checks it.
+///
+/// # Errors
+/// When the body cannot be read.
+pub fn check_str(body: &str, opts: &Options<'_>) -> Result<Vec<Finding>, Error> {
+    let t = read(body, FormatHint::Auto)?;
+    Ok(check(&t, opts))
+}
+
+/// Reads `body` (format sniffed) and repairs it. The result borrows `body` when nothing changed.
+///
+/// # Errors
+/// When the body cannot be read, or the repair failed closed.
+pub fn repair_str<'a>(body: &'a str, opts: &Options<'_>) -> Result<Repaired<'a>, Error> {
+    let t = read(body, FormatHint::Auto)?;
+    Ok(repair(&t, opts)?)
+}

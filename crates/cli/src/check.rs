@@ -1,0 +1,438 @@
+//! `turnkeeper check` and `turnkeeper repair`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use turnkeeper::model::opencode::store::load_export;
+use turnkeeper::model::{Format, read};
+use turnkeeper::prevent::{MissingThinking, PrefixEdit};
+use turnkeeper::{Finding, Mode, Options, Policy, ProfileOverrides, Report, Severity, TurnStore};
+
+use crate::fail;
+use crate::input::{FormatArg, Input, open_store, read_input};
+use crate::render::{self, Lines, Style};
+
+/// `--thinking`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ThinkingArg {
+    /// Manual (extended) thinking: `{"type":"enabled","budget_tokens":N}`.
+    Enabled,
+    /// Adaptive thinking.
+    Adaptive,
+    /// Thinking off.
+    Disabled,
+}
+
+/// `--on-missing-thinking` strategies.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum MissingArg {
+    Restore,
+    DisableThinking,
+    Adaptive,
+    CloseLoop,
+    Fail,
+}
+
+/// `--on-prefix-edit`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PrefixArg {
+    StripAfterEdit,
+    DropBlock,
+    Fail,
+}
+
+/// The target and policy options shared by `check` and `repair`.
+#[derive(Args, Debug)]
+pub struct TargetArgs {
+    /// The transcript (`-` or nothing for standard input); a directory is OpenCode storage.
+    file: Option<PathBuf>,
+    /// The input format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    format: FormatArg,
+    /// The target model (default: the body's `model`, or the OpenCode session's).
+    #[arg(long)]
+    model: Option<String>,
+    /// The thinking mode (default: the body's `thinking`, else the model's default).
+    #[arg(long, value_enum)]
+    thinking: Option<ThinkingArg>,
+    /// An `anthropic-beta` value the request is sent with (repeatable).
+    #[arg(long = "beta")]
+    betas: Vec<String>,
+    /// A turn store directory (see `turnkeeper store add`).
+    #[arg(long)]
+    store: Option<PathBuf>,
+    /// Profile overrides (TOML or JSON; see the docs of `ProfileOverrides`).
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// With OpenCode storage: the session (default: the most recent).
+    #[arg(long)]
+    session: Option<String>,
+    /// Strategies for AN-16, tried in order (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [MissingArg::Restore, MissingArg::DisableThinking])]
+    on_missing_thinking: Vec<MissingArg>,
+    /// What to do when a repair edits the prefix of prefix-bound thinking (AN-25).
+    #[arg(long, value_enum, default_value_t = PrefixArg::StripAfterEdit)]
+    on_prefix_edit: PrefixArg,
+}
+
+/// Arguments of `check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Print `{"findings": [...]}`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `repair`.
+#[derive(Args, Debug)]
+pub struct RepairArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Write the repaired body here instead of standard output.
+    #[arg(short = 'o', long, conflicts_with = "in_place")]
+    output: Option<PathBuf>,
+    /// Rewrite the input file atomically, keeping `FILE.bak`.
+    #[arg(long)]
+    in_place: bool,
+    /// Write the JSON report here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+}
+
+/// Owned pieces `Options` borrows.
+struct Loaded {
+    store: Option<TurnStore>,
+    overrides: Option<ProfileOverrides>,
+    policy: Policy,
+}
+
+impl TargetArgs {
+    fn load(&self) -> Result<Loaded, String> {
+        let store = match &self.store {
+            Some(dir) => Some(TurnStore::open(dir).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let overrides = match &self.profile {
+            Some(p) => Some(ProfileOverrides::from_file(p).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let on_missing_thinking = self
+            .on_missing_thinking
+            .iter()
+            .take_while(|m| **m != MissingArg::Fail)
+            .map(|m| match m {
+                MissingArg::Restore => MissingThinking::Restore,
+                MissingArg::DisableThinking => MissingThinking::DisableThinking,
+                MissingArg::Adaptive => MissingThinking::Adaptive,
+                _ => MissingThinking::CloseLoop,
+            })
+            .collect();
+        let on_prefix_edit = match self.on_prefix_edit {
+            PrefixArg::StripAfterEdit => PrefixEdit::StripAfterEdit,
+            PrefixArg::DropBlock => PrefixEdit::DropBlock,
+            PrefixArg::Fail => PrefixEdit::Fail,
+        };
+        let policy = Policy {
+            on_missing_thinking,
+            on_prefix_edit,
+            ..Policy::default()
+        };
+        Ok(Loaded {
+            store,
+            overrides,
+            policy,
+        })
+    }
+
+    fn options<'s>(&self, l: &'s Loaded) -> Options<'s> {
+        Options {
+            model: self.model.clone(),
+            thinking: self.thinking.map(|t| match t {
+                ThinkingArg::Enabled => Mode::Manual,
+                ThinkingArg::Adaptive => Mode::Adaptive,
+                ThinkingArg::Disabled => Mode::Off,
+            }),
+            betas: self.betas.clone(),
+            policy: l.policy.clone(),
+            store: l.store.as_ref(),
+            overrides: l.overrides.as_ref(),
+        }
+    }
+}
+
+fn findings_json(findings: &[Finding]) -> serde_json::Value {
+    json!({ "findings": findings })
+}
+
+fn exit_for(findings: &[Finding]) -> ExitCode {
+    if findings.iter().any(|f| f.severity == Severity::Error) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+pub fn run_check(a: &CheckArgs) -> ExitCode {
+    let t = &a.target;
+    let loaded = match t.load() {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    let opts = t.options(&loaded);
+    let input = match read_input(t.file.as_deref()) {
+        Ok(i) => i,
+        Err(e) => return fail(e),
+    };
+    let style = Style::detect(std::io::stdout().is_terminal());
+    let (name, text) = match input {
+        Input::Storage(dir) => {
+            let session = match open_store(&dir).and_then(|s| s.session(t.session.as_deref())) {
+                Ok(s) => s,
+                Err(e) => return fail(format!("{}: {e}", dir.display())),
+            };
+            return check_session(&dir.display().to_string(), &session, &opts, a.json, style);
+        }
+        Input::Text { name, text } => (name, text),
+    };
+    let tr = match read(&text, t.format.hint()) {
+        Ok(tr) => tr,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    if tr.format == Format::Opencode {
+        let session = match load_export(&text, &name) {
+            Ok(s) => s,
+            Err(e) => return fail(format!("{name}: {e}")),
+        };
+        return check_session(&name, &session, &opts, a.json, style);
+    }
+    let findings = turnkeeper::check(&tr, &opts);
+    if a.json {
+        println!("{}", findings_json(&findings));
+    } else {
+        let lines = Lines::new(&text);
+        let mut out = String::new();
+        for f in &findings {
+            render::finding(&mut out, style, &name, Some((&tr, &lines)), f, &[]);
+        }
+        out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
+        println!("{out}");
+    }
+    exit_for(&findings)
+}
+
+fn check_session(
+    name: &str,
+    session: &turnkeeper::model::opencode::store::Session,
+    opts: &Options<'_>,
+    json: bool,
+    style: Style,
+) -> ExitCode {
+    let checked = match turnkeeper::opencode::check_session(session, opts) {
+        Ok(c) => c,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    let findings: Vec<Finding> = checked.findings.iter().map(|f| f.finding.clone()).collect();
+    if json {
+        println!(
+            "{}",
+            json!({ "findings": checked.findings, "model": checked.model })
+        );
+    } else {
+        let tr = read(
+            &checked.request.body,
+            turnkeeper::FormatHint::Exactly(Format::Anthropic),
+        )
+        .ok();
+        let lines = Lines::new(&checked.request.body);
+        let mut out = format!(
+            "session {} (checked as the Anthropic request OpenCode would send)\n\n",
+            session.info.id
+        );
+        for f in &checked.findings {
+            let mut extra = Vec::new();
+            if let Some(m) = &f.message_id {
+                extra.push(format!(
+                    "opencode message {m}{}",
+                    f.part_id
+                        .as_ref()
+                        .map(|p| format!(", part {p}"))
+                        .unwrap_or_default()
+                ));
+            }
+            render::finding(
+                &mut out,
+                style,
+                "<converted request>",
+                tr.as_ref().map(|t| (t, &lines)),
+                &f.finding,
+                &extra,
+            );
+        }
+        out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
+        println!("{out}");
+    }
+    exit_for(&findings)
+}
+
+fn report_json(r: &Report) -> serde_json::Value {
+    json!({ "changes": r.changes, "request_changes": r.request_changes, "findings_left": r.findings_left })
+}
+
+fn human_report(name: &str, r: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if r.changes.is_empty() {
+        let _ = writeln!(out, "{name}: nothing to repair");
+    } else {
+        let _ = writeln!(out, "{name}: {} change(s)", r.changes.len());
+        for c in &r.changes {
+            let fp = c
+                .fingerprint
+                .as_ref()
+                .map(|f| format!(" [thinking {f}]"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {:<6} {:<18} {}: {}{fp}",
+                c.rule, c.action, c.path, c.reason
+            );
+        }
+    }
+    for rc in &r.request_changes {
+        match rc {
+            turnkeeper::RequestChange::SetParam { key, value, rule } => {
+                let _ = writeln!(out, "  request: `{key}` is now {value} ({rule})");
+            }
+            turnkeeper::RequestChange::AddBeta { value, rule } => {
+                let _ = writeln!(
+                    out,
+                    "  request: send the header `anthropic-beta: {value}` ({rule})"
+                );
+            }
+            _ => {}
+        }
+    }
+    let left: Vec<&Finding> = r.findings_left.iter().collect();
+    if !left.is_empty() {
+        let _ = writeln!(out, "left for the caller:");
+        for f in &left {
+            let _ = writeln!(
+                out,
+                "  {}[{}] {}: {}",
+                match f.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    _ => "info",
+                },
+                f.rule,
+                f.path,
+                f.message
+            );
+        }
+    }
+    out
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same directory, flushed, renamed
+/// over; with `backup`, the old file is first copied to `path.bak`.
+fn write_atomically(path: &Path, text: &str, backup: bool) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if backup {
+        let bak = dir.join(format!("{file}.bak"));
+        std::fs::copy(path, &bak).map_err(|e| format!("{}: {e}", bak.display()))?;
+    }
+    let tmp = dir.join(format!(".{file}.turnkeeper.tmp"));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+pub fn run_repair(a: &RepairArgs) -> ExitCode {
+    let t = &a.target;
+    if a.in_place && t.file.as_ref().is_none_or(|f| f.as_os_str() == "-") {
+        return fail("--in-place needs a FILE");
+    }
+    let loaded = match t.load() {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    let opts = t.options(&loaded);
+    let (name, text) = match read_input(t.file.as_deref()) {
+        Ok(Input::Text { name, text }) => (name, text),
+        Ok(Input::Storage(dir)) => {
+            return fail(format!(
+                "{}: OpenCode storage is repaired in place by `turnkeeper opencode repair`",
+                dir.display()
+            ));
+        }
+        Err(e) => return fail(e),
+    };
+    let tr = match read(&text, t.format.hint()) {
+        Ok(tr) => tr,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    if tr.format == Format::Opencode {
+        return fail(format!(
+            "{name}: an OpenCode export is checked with `turnkeeper check`; stored sessions are repaired with `turnkeeper opencode repair`"
+        ));
+    }
+    let fixed = match turnkeeper::repair(&tr, &opts) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    eprint!("{}", human_report(&name, &fixed.report));
+    if let Some(p) = &a.report {
+        let text = report_json(&fixed.report).to_string();
+        if let Err(e) = write_atomically(p, &text, false) {
+            return fail(e);
+        }
+    }
+    let written = if a.in_place {
+        if fixed.report.is_empty() {
+            Ok(())
+        } else {
+            t.file
+                .as_deref()
+                .map_or(Ok(()), |f| write_atomically(f, &fixed.body, true))
+        }
+    } else if let Some(o) = &a.output {
+        write_atomically(o, &fixed.body, false)
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(fixed.body.as_bytes())
+            .and_then(|_| stdout.flush())
+            .map_err(|e| format!("<stdout>: {e}"))
+    };
+    if let Err(e) = written {
+        return fail(e);
+    }
+    if fixed.report.has_errors() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
