@@ -222,20 +222,26 @@ pub fn sniff(src: &str) -> Result<Format, ModelError> {
             Kind::Object => {
                 let mut found = None;
                 let mut content = false;
-                s.object(|s, key| -> R<()> {
-                    if found.is_none() {
-                        if key_is(src, key, "messages") {
-                            found = Some(Format::Anthropic);
-                        } else if key_is(src, key, "contents") {
-                            found = Some(Format::Gemini);
-                        } else if key_is(src, key, "content") {
-                            content = true;
-                        }
+                // Stop at the first decisive key: the reader validates the whole input and
+                // names the place of any error; sniffing only needs the shape.
+                let res = s.object(|s, key| -> R<()> {
+                    if key_is(src, key, "messages") {
+                        found = Some(Format::Anthropic);
+                        return Err(ReadErr::shape(0, "found"));
+                    } else if key_is(src, key, "contents") {
+                        found = Some(Format::Gemini);
+                        return Err(ReadErr::shape(0, "found"));
+                    } else if key_is(src, key, "content") {
+                        content = true;
                     }
                     s.skip_value()?;
                     Ok(())
-                })?;
-                Ok(found.or(content.then_some(Format::Anthropic)))
+                });
+                match (res, found) {
+                    (_, Some(f)) => Ok(Some(f)),
+                    (Err(e), None) => Err(e),
+                    (Ok(_), None) => Ok(content.then_some(Format::Anthropic)),
+                }
             }
             _ => Ok(None),
         }

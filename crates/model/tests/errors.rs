@@ -1,0 +1,98 @@
+//! Bad input gets a typed error that names the place, never a panic.
+
+use turnkeeper_model::{Format, FormatHint, ModelError, read, read_bytes};
+
+fn check(input: &[u8], hint: FormatHint, expect: &str) {
+    match read_bytes(input, hint) {
+        Ok(t) => panic!(
+            "expected an error for {:?}, read {} messages",
+            String::from_utf8_lossy(input),
+            t.messages.len()
+        ),
+        Err(e) => assert_eq!(e.to_string(), expect),
+    }
+}
+
+#[test]
+fn syntax_errors_name_the_path_line_and_column() {
+    check(
+        b"{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},\n {\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"text\" \"text\":1}]}]}",
+        FormatHint::Auto,
+        "messages[1].content[1]: invalid JSON at line 2, column 75 (byte 118): expected ',' or '}' in an object",
+    );
+    check(
+        b"{\"messages\":[",
+        FormatHint::Auto,
+        "cannot tell the format: expected an object with `messages` (Anthropic) or `contents` (Gemini), or an array of {info, parts} (OpenCode export)",
+    );
+    check(
+        b"{\"messages\":[1,",
+        FormatHint::Exactly(Format::Anthropic),
+        "messages[0]: expected a message object (byte 13)",
+    );
+}
+
+#[test]
+fn wrong_shapes_are_shape_errors() {
+    check(
+        b"[1,2]",
+        FormatHint::Exactly(Format::Anthropic),
+        "expected a JSON object (a Messages API body) (byte 0)",
+    );
+    check(
+        b"{\"messages\":{}}",
+        FormatHint::Auto,
+        "messages: expected an array of messages (byte 12)",
+    );
+    check(
+        b"{\"model\":\"x\"}",
+        FormatHint::Exactly(Format::Anthropic),
+        "no `messages` array (request) or `content` array (response) (byte 0)",
+    );
+    check(
+        b"{\"contents\":[{\"role\":\"user\",\"parts\":[]}, 7]}",
+        FormatHint::Auto,
+        "contents[1]: expected a content object (byte 41)",
+    );
+}
+
+#[test]
+fn invalid_utf8_names_the_byte() {
+    check(
+        b"{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}",
+        FormatHint::Auto,
+        "invalid UTF-8 at byte 39",
+    );
+}
+
+#[test]
+fn nesting_deeper_than_serde_limit_is_an_error_not_a_crash() {
+    let mut deep =
+        String::from("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"x\",\"input\":");
+    deep.push_str(&"[".repeat(200_000));
+    let err = read(&deep, FormatHint::Auto).expect_err("too deep");
+    assert!(matches!(err, ModelError::Syntax { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("messages[0].content[0].input: invalid JSON"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().ends_with("nesting deeper than 128 levels"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_prefix_of_a_valid_body_is_an_error_or_a_transcript() {
+    let body = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../corpus/anthropic/tool_loop_manual.json"
+    ))
+    .unwrap_or_default();
+    assert!(!body.is_empty());
+    let cut: Vec<usize> = body.char_indices().map(|(i, _)| i).step_by(7).collect();
+    for i in cut {
+        let _ = read(&body[..i], FormatHint::Auto);
+    }
+}
