@@ -23,6 +23,11 @@ fn syntax_errors_name_the_path_line_and_column() {
     check(
         b"{\"messages\":[",
         FormatHint::Auto,
+        "messages[0]: invalid JSON at line 1, column 14 (byte 13): unexpected end of input",
+    );
+    check(
+        b"{\"model\":1}",
+        FormatHint::Auto,
         "cannot tell the format: expected an object with `messages` (Anthropic) or `contents` (Gemini), or an array of {info, parts} (OpenCode export)",
     );
     check(
