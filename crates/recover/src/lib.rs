@@ -6,9 +6,10 @@
 //! - [`classify`] turns the error text (however wrapped) into a [`Diagnosis`]: one [`ErrorKind`],
 //!   the provider, the innermost HTTP status, the location (`messages.N.content.M`), the ids and
 //!   token figures it names, and how long to wait;
-//! - [`plan`] picks the next [`Action`] on an escalation ladder, given the [`Attempts`] made so far.
-//!
-//! Applying an action to a request body is the job of `recover` (built on the prevent crate).
+//! - [`plan`] picks the next [`Action`] on an escalation ladder, given the [`Attempts`] made so far;
+//! - [`recover`] plans and applies the action to the request that failed, with prevent's rules
+//!   and the turn store, and records the attempt: a body to retry with (and headers to add), or
+//!   a hand-back when only the caller can act (compact, fix a parameter, stop).
 //!
 //! ```
 //! use turnkeeper_recover::{classify, plan, Action, Attempts, ErrorKind};
@@ -23,9 +24,13 @@ mod diagnosis;
 mod duration_ms;
 mod normalize;
 mod plan;
+mod recover;
 
 pub use classify::{classify, classify_with_hint};
 pub use diagnosis::{ConfigField, Diagnosis, ErrorKind, Location, Provider, TokenFigures};
 pub use plan::{
     Action, Attempt, Attempts, AttemptsError, DROP_BLOCK_BETA, MAX_ATTEMPTS, MAX_RETRIES, plan,
+};
+pub use recover::{
+    Outcome, RECOVER_RULE, RecoverError, RecoverReport, Recovered, Skipped, recover, recover_with,
 };

@@ -4,7 +4,8 @@
 //! Each kind has an escalation ladder. The rung is the number of earlier attempts at the *same
 //! error* (same kind, same message index), so a repair that did not help is never repeated: the
 //! same error twice on the same message moves one rung up. Every ladder ends in
-//! [`Action::GiveUp`], and no conversation gets more than [`MAX_ATTEMPTS`] attempts in total.
+//! [`Action::GiveUp`], and no conversation gets more than [`MAX_ATTEMPTS`] sent attempts in total
+//! (rungs `recover` skipped because they could not apply are not counted).
 //!
 //! | kind | ladder |
 //! |---|---|
@@ -118,6 +119,11 @@ pub struct Attempt {
     pub location: Location,
     /// What was done.
     pub action: Action,
+    /// Set when the action could not apply to the request (no turn store, nothing to strip, …)
+    /// and `recover` moved on to the next rung without sending anything: why. Such attempts move
+    /// the ladder on but do not count against [`MAX_ATTEMPTS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// The attempts made so far for one conversation. The CLI keeps them in a JSON file.
@@ -162,7 +168,28 @@ impl Attempts {
             kind: diagnosis.kind,
             location: diagnosis.location,
             action,
+            skipped: None,
         });
+    }
+
+    /// Append an attempt that could not apply to the request (nothing was sent), with why.
+    pub fn record_skipped(
+        &mut self,
+        diagnosis: &Diagnosis,
+        action: Action,
+        why: impl Into<String>,
+    ) {
+        self.entries.push(Attempt {
+            kind: diagnosis.kind,
+            location: diagnosis.location,
+            action,
+            skipped: Some(why.into()),
+        });
+    }
+
+    /// How many attempts were actually sent (not skipped).
+    pub fn sent(&self) -> usize {
+        self.entries.iter().filter(|a| a.skipped.is_none()).count()
     }
 
     /// How many attempts there are.
@@ -199,7 +226,7 @@ impl Attempts {
 /// assert_eq!(plan(&d, &attempts), Action::StripThinking { from: Some(3) });
 /// ```
 pub fn plan(diagnosis: &Diagnosis, attempts: &Attempts) -> Action {
-    if attempts.len() >= MAX_ATTEMPTS {
+    if attempts.sent() >= MAX_ATTEMPTS {
         return Action::GiveUp {
             reason: format!("{MAX_ATTEMPTS} recovery attempts made; stopping"),
         };

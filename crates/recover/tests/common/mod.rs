@@ -21,6 +21,7 @@ pub struct Item {
     /// The error text as it appeared.
     pub body: String,
     /// The expected kind.
+    #[allow(dead_code)]
     pub kind: ErrorKind,
 }
 

@@ -1,0 +1,702 @@
+//! Applying the planned [`Action`] to the request that failed: [`recover`].
+//!
+//! # What each action does to the body
+//! | action | body | headers |
+//! |---|---|---|
+//! | `retry` | the same bytes | none |
+//! | `repair` | `prevent::repair` over the whole request (default policy unless given); the report marks which changes address the diagnosed rules or message | `anthropic-beta` values the repair asks for |
+//! | `restore_from_store` | `prevent::repair` with the turn store and `on_missing_thinking = [restore]`; applies only when a turn was restored | as for `repair` |
+//! | `disable_thinking` | `thinking` set to `{"type":"disabled"}`, nothing else touched; only where the model allows it | none |
+//! | `use_adaptive` | `thinking.type` set to `"adaptive"` (its `budget_tokens` dropped, other keys kept); only where the model allows it | none |
+//! | `strip_thinking` | every `thinking`/`redacted_thinking` block of message `from` on removed, whole, each removal reported | none |
+//! | `request_drop_block` | `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` added to the `thinking` parameter | `anthropic-beta: thinking-binding-controls-2026-08-01` |
+//! | `fix_config`, `compact`, `give_up` | unchanged: handed back to the caller | none |
+//!
+//! After an action that edits the body (all but `repair`, `restore_from_store`, which already
+//! are a repair), the result goes through `prevent::repair` once more, without the turn store
+//! (a restore would undo a strip), so that what the edit implies is also done and reported (stripping the open turn's thinking in manual mode makes
+//! AN-16 disable thinking; an assistant message left empty is removed by AN-04). When the body
+//! needs nothing more, that pass changes nothing, so the body is byte-identical to the request
+//! outside the action's own edit.
+//!
+//! # Escalation inside one call
+//! An action that cannot apply to this request (no turn store, no thinking left to strip, a
+//! model that cannot run without thinking, a repair that finds nothing to change) is *skipped*:
+//! recorded in [`Attempts`] with the reason ([`crate::Attempt::skipped`]) and the next rung is
+//! planned at once. So the body returned always differs from the request, except for `retry`
+//! and hand-backs. Skipped rungs are listed in [`RecoverReport::skipped`].
+//!
+//! Thinking blocks are never edited: they leave byte-identical, restored from the store, or
+//! removed whole and reported. Every edit made here is checked against a
+//! [`turnkeeper_guard::Ledger`] taken before it, like prevent's own repairs.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
+use turnkeeper_model::edit::object;
+use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
+use turnkeeper_prevent::{
+    Change, Finding, MissingThinking, Mode, Options, PreventError, RequestChange, Severity, Sink,
+    context, repair,
+};
+
+use crate::diagnosis::{Diagnosis, Location};
+use crate::plan::{Action, Attempts, DROP_BLOCK_BETA, plan};
+
+/// The rule id on changes `recover` makes itself (prevent's own rules report their ids).
+pub const RECOVER_RULE: &str = "recover";
+
+/// The header name for beta values.
+const BETA_HEADER: &str = "anthropic-beta";
+
+/// Upper bound on planning rounds in one call (ladders are far shorter; this only guards
+/// against a planner bug looping forever).
+const MAX_ROUNDS: usize = 32;
+
+/// Why [`recover`] could not produce a result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecoverError {
+    /// The request body could not be read.
+    #[error("the request cannot be read: {0}")]
+    Request(#[from] ModelError),
+    /// prevent's repair failed closed (a thinking block would have changed: a turnkeeper bug).
+    #[error(transparent)]
+    Prevent(#[from] PreventError),
+    /// An edit made by `recover` itself failed the thinking-block guard (a turnkeeper bug);
+    /// nothing should be sent.
+    #[error("guard violation (a turnkeeper bug; nothing was changed): {0}")]
+    Guard(#[from] GuardViolation),
+}
+
+/// Whether the caller has a body to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Send [`Recovered::body`] with [`Recovered::headers`] (for `retry`, after the wait the
+    /// action names).
+    Send,
+    /// Nothing turnkeeper can do to the body helps: the caller must compact, fix a request
+    /// parameter, or stop. [`Recovered::body`] is the request unchanged.
+    HandBack,
+}
+
+/// A rung of the ladder that could not apply to this request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The action.
+    pub action: Action,
+    /// Why it could not apply.
+    pub reason: String,
+}
+
+/// What `recover` did: the changes, what they address, and what is left.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RecoverReport {
+    /// Rungs skipped before the action taken, in order.
+    pub skipped: Vec<Skipped>,
+    /// Every change, in order: the action's own edit first, then those of the repair pass that
+    /// follows it. Paths of the repair pass are in terms of the body it ran on.
+    pub changes: Vec<Change>,
+    /// Changes to the request outside the messages (the `thinking` parameter, beta values).
+    pub request_changes: Vec<RequestChange>,
+    /// Indices into `changes` of those that address the diagnosis: made by the action itself,
+    /// or (for `repair`) by one of the rules it names or at the message the error points to.
+    pub addressing: Vec<usize>,
+    /// What `prevent::check` still finds on the body to send.
+    pub findings_left: Vec<Finding>,
+    /// Remarks for the caller (the wait before a retry, a location outside the request, …).
+    pub notes: Vec<String>,
+}
+
+impl RecoverReport {
+    /// True when an error-level finding is left on the body.
+    pub fn has_errors(&self) -> bool {
+        self.findings_left
+            .iter()
+            .any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// The result of [`recover`]: the body to send, the headers to add, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Recovered {
+    /// The body to send (the request unchanged for `retry` and hand-backs).
+    pub body: String,
+    /// Headers to add to the request, e.g. `("anthropic-beta", "thinking-binding-controls-…")`.
+    pub headers: Vec<(String, String)>,
+    /// The action taken (the last one planned; skipped rungs are in the report).
+    pub action: Action,
+    /// Send, or hand back.
+    pub outcome: Outcome,
+    /// What was done.
+    pub report: RecoverReport,
+}
+
+impl Recovered {
+    /// True when there is a body to retry with.
+    pub fn sends(&self) -> bool {
+        self.outcome == Outcome::Send
+    }
+
+    /// How long to wait before sending (for `retry`).
+    pub fn wait(&self) -> Option<Duration> {
+        match self.action {
+            Action::Retry { after } => Some(after),
+            _ => None,
+        }
+    }
+}
+
+/// Plans the next action for `diagnosis` and applies it to `request`, the body that failed.
+///
+/// The attempt is recorded in `attempts` (and so are rungs skipped on the way, see the module
+/// docs), so calling again with the same `attempts` after the same error escalates. The default
+/// policy is used; see [`recover_with`] for a model override, betas, a policy or profile
+/// overrides.
+///
+/// # Errors
+/// [`RecoverError::Request`] when an action needs to read the request and it is not a readable
+/// transcript; [`RecoverError::Prevent`] or [`RecoverError::Guard`] when a repair failed closed.
+/// `attempts` is left unchanged on error.
+///
+/// ```
+/// use turnkeeper_recover::{classify, recover, Action, Attempts};
+/// let body = r#"{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[
+///   {"role":"user","content":"list files"},
+///   {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]},
+///   {"role":"user","content":"never mind"}]}"#;
+/// let err = "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1.";
+/// let d = classify(Some(400), err);
+/// let mut attempts = Attempts::new();
+/// let r = recover(body, &d, &mut attempts, None)?;
+/// assert!(matches!(r.action, Action::Repair { .. }));
+/// assert!(r.body.contains(r#""tool_use_id":"toolu_1""#));
+/// assert_eq!(attempts.len(), 1);
+/// # Ok::<(), turnkeeper_recover::RecoverError>(())
+/// ```
+pub fn recover(
+    request: &str,
+    diagnosis: &Diagnosis,
+    attempts: &mut Attempts,
+    store: Option<&TurnStore>,
+) -> Result<Recovered, RecoverError> {
+    let opts = Options {
+        store,
+        ..Options::default()
+    };
+    recover_with(request, diagnosis, attempts, &opts)
+}
+
+/// Like [`recover`], with prevent's [`Options`]: target model, thinking mode, betas the request
+/// is sent with, the policy for repairs, the turn store and profile overrides.
+///
+/// # Errors
+/// As [`recover`].
+pub fn recover_with(
+    request: &str,
+    diagnosis: &Diagnosis,
+    attempts: &mut Attempts,
+    opts: &Options<'_>,
+) -> Result<Recovered, RecoverError> {
+    let mut tried = attempts.clone();
+    let mut report = RecoverReport::default();
+    for _ in 0..MAX_ROUNDS {
+        let action = plan(diagnosis, &tried);
+        match apply(request, diagnosis, &action, opts, &mut report)? {
+            Applied::Skip(reason) => {
+                tracing::debug!(action = action.name(), %reason, "recovery rung skipped");
+                tried.record_skipped(diagnosis, action.clone(), reason.clone());
+                report.skipped.push(Skipped { action, reason });
+            }
+            Applied::Done {
+                body,
+                headers,
+                outcome,
+            } => {
+                tried.record(diagnosis, action.clone());
+                *attempts = tried;
+                return Ok(Recovered {
+                    body,
+                    headers,
+                    action,
+                    outcome,
+                    report,
+                });
+            }
+        }
+    }
+    let action = Action::GiveUp {
+        reason: "no applicable recovery action was found".to_owned(),
+    };
+    tried.record(diagnosis, action.clone());
+    *attempts = tried;
+    Ok(Recovered {
+        body: request.to_owned(),
+        headers: Vec::new(),
+        action,
+        outcome: Outcome::HandBack,
+        report,
+    })
+}
+
+/// The result of applying one action.
+enum Applied {
+    /// The action could not apply; plan the next rung.
+    Skip(String),
+    /// The action applied.
+    Done {
+        body: String,
+        headers: Vec<(String, String)>,
+        outcome: Outcome,
+    },
+}
+
+fn hand_back(request: &str) -> Applied {
+    Applied::Done {
+        body: request.to_owned(),
+        headers: Vec::new(),
+        outcome: Outcome::HandBack,
+    }
+}
+
+fn apply(
+    request: &str,
+    d: &Diagnosis,
+    action: &Action,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    match action {
+        Action::Retry { after } => {
+            report.notes.push(format!(
+                "send the same bytes again after {} ms",
+                after.as_millis()
+            ));
+            Ok(Applied::Done {
+                body: request.to_owned(),
+                headers: Vec::new(),
+                outcome: Outcome::Send,
+            })
+        }
+        Action::FixConfig { what } => {
+            report.notes.push(format!(
+                "the request parameter `{what}` must be fixed by the caller; no transcript change helps"
+            ));
+            Ok(hand_back(request))
+        }
+        Action::Compact => {
+            report.notes.push(
+                "the transcript must be compacted (summarised or truncated) by the caller"
+                    .to_owned(),
+            );
+            Ok(hand_back(request))
+        }
+        Action::GiveUp { reason } => {
+            report.notes.push(format!("giving up: {reason}"));
+            Ok(hand_back(request))
+        }
+        Action::Repair { rules, location } => {
+            let t = read(request, FormatHint::Auto)?;
+            note_location(&t, location, report);
+            let r = repair(&t, opts)?;
+            if r.report.is_empty() {
+                return Ok(Applied::Skip(format!(
+                    "prevent's repair found nothing to change (rules {} diagnosed at {location})",
+                    rules.join(", ")
+                )));
+            }
+            let addressing: Vec<usize> = r
+                .report
+                .changes
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    rules.iter().any(|id| id == c.rule) || at_message(&c.path, location.message)
+                })
+                .map(|(n, _)| n)
+                .collect();
+            if addressing.is_empty() {
+                report.notes.push(format!(
+                    "no change addresses rules {} or {location}; the provider may report the same error again",
+                    rules.join(", ")
+                ));
+            }
+            report.addressing = addressing;
+            let body = r.body.into_owned();
+            Ok(done_with(body, r.report, Vec::new(), report))
+        }
+        Action::RestoreFromStore => {
+            let Some(_) = opts.store else {
+                return Ok(Applied::Skip("no turn store was given".to_owned()));
+            };
+            let t = read(request, FormatHint::Auto)?;
+            let mut o = opts.clone();
+            o.policy.on_missing_thinking = vec![MissingThinking::Restore];
+            let r = repair(&t, &o)?;
+            let restored: Vec<usize> = r
+                .report
+                .changes
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.action == "restored_message")
+                .map(|(n, _)| n)
+                .collect();
+            if restored.is_empty() {
+                return Ok(Applied::Skip(
+                    "the turn store holds no different original of any assistant turn of this request"
+                        .to_owned(),
+                ));
+            }
+            report.addressing = restored;
+            let body = r.body.into_owned();
+            Ok(done_with(body, r.report, Vec::new(), report))
+        }
+        Action::DisableThinking => {
+            let t = read(request, FormatHint::Auto)?;
+            if t.format != Format::Anthropic {
+                return Ok(Applied::Skip(format!(
+                    "disabling thinking is implemented for Anthropic bodies, not {}",
+                    t.format.name()
+                )));
+            }
+            let ctx = context(&t, opts);
+            if !ctx.profile.disabled_ok {
+                return Ok(Applied::Skip(format!(
+                    "{} cannot run with thinking disabled",
+                    model_name(&ctx.profile.model)
+                )));
+            }
+            if t.thinking_type().as_deref() == Some("disabled") {
+                return Ok(Applied::Skip("thinking is already disabled".to_owned()));
+            }
+            set_thinking(
+                &t,
+                "{\"type\":\"disabled\"}",
+                "disabled thinking for this request",
+                d,
+                opts,
+                Vec::new(),
+                report,
+            )
+        }
+        Action::UseAdaptive => {
+            let t = read(request, FormatHint::Auto)?;
+            if t.format != Format::Anthropic {
+                return Ok(Applied::Skip(format!(
+                    "adaptive thinking is an Anthropic setting, not for {}",
+                    t.format.name()
+                )));
+            }
+            let ctx = context(&t, opts);
+            if !ctx.profile.adaptive_ok {
+                return Ok(Applied::Skip(format!(
+                    "{} does not accept adaptive thinking",
+                    model_name(&ctx.profile.model)
+                )));
+            }
+            if t.thinking_type().as_deref() == Some("adaptive") {
+                return Ok(Applied::Skip("thinking is already adaptive".to_owned()));
+            }
+            let value = t
+                .meta
+                .thinking
+                .span
+                .map(|s| s.get(t.src))
+                .and_then(|raw| object::set_key(raw, "type", "\"adaptive\""))
+                .and_then(|raw| object::remove_key(&raw, "budget_tokens"))
+                .unwrap_or_else(|| "{\"type\":\"adaptive\"}".to_owned());
+            set_thinking(
+                &t,
+                &value,
+                "switched thinking to adaptive (AN-17)",
+                d,
+                opts,
+                Vec::new(),
+                report,
+            )
+        }
+        Action::RequestDropBlock => {
+            let t = read(request, FormatHint::Auto)?;
+            if t.format != Format::Anthropic {
+                return Ok(Applied::Skip(format!(
+                    "block binding is an Anthropic setting, not for {}",
+                    t.format.name()
+                )));
+            }
+            if t.meta.thinking.drop_block {
+                return Ok(Applied::Skip(
+                    "the request already asks for prefix_mismatch_behavior: drop_block".to_owned(),
+                ));
+            }
+            let ctx = context(&t, opts);
+            if ctx.mode == Mode::Off {
+                return Ok(Applied::Skip(
+                    "thinking is off, so there is no block binding to relax".to_owned(),
+                ));
+            }
+            let Some(value) = drop_block_param(&t, ctx.mode) else {
+                return Ok(Applied::Skip(
+                    "the `thinking` parameter is not a JSON object".to_owned(),
+                ));
+            };
+            set_thinking(
+                &t,
+                &value,
+                "asked the API to drop thinking blocks bound to a different prefix (prefix_mismatch_behavior: drop_block, AN-25)",
+                d,
+                opts,
+                vec![DROP_BLOCK_BETA.to_owned()],
+                report,
+            )
+        }
+        Action::StripThinking { from } => strip(request, d, from.unwrap_or(0), opts, report),
+    }
+}
+
+/// Notes a diagnosed location that lies outside the request.
+fn note_location(t: &Transcript<'_>, location: &Location, report: &mut RecoverReport) {
+    if let Some(m) = location.message
+        && m as usize >= t.messages.len()
+    {
+        report.notes.push(format!(
+            "the error points at messages[{m}], but this request has {} messages: was the error reported for this body?",
+            t.messages.len()
+        ));
+    }
+}
+
+fn model_name(model: &str) -> String {
+    if model.is_empty() {
+        "this model".to_owned()
+    } else {
+        format!("'{model}'")
+    }
+}
+
+/// True when `path` (`messages[3].content[1]`, `messages[3]`) is at message `m`.
+fn at_message(path: &str, m: Option<u32>) -> bool {
+    let Some(m) = m else { return false };
+    let prefix = format!("messages[{m}]");
+    path.strip_prefix(&prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with(' '))
+}
+
+/// The `thinking` value with `block_binding.prefix_mismatch_behavior: "drop_block"` added,
+/// keeping every other byte of it. `None` when the present value is not an object.
+fn drop_block_param(t: &Transcript<'_>, mode: Mode) -> Option<String> {
+    const DROP: &str = "\"drop_block\"";
+    let Some(span) = t.meta.thinking.span else {
+        return Some(format!(
+            "{{\"type\":\"{}\",\"block_binding\":{{\"prefix_mismatch_behavior\":{DROP}}}}}",
+            mode.wire()
+        ));
+    };
+    let raw = span.get(t.src);
+    let binding = match object::get(raw, "block_binding") {
+        Some(b) => object::set_key(b, "prefix_mismatch_behavior", DROP)?,
+        None => format!("{{\"prefix_mismatch_behavior\":{DROP}}}"),
+    };
+    object::set_key(raw, "block_binding", &binding)
+}
+
+/// Sets the `thinking` parameter (nothing else), then runs the follow-up repair pass.
+fn set_thinking(
+    t: &Transcript<'_>,
+    value: &str,
+    reason: &str,
+    d: &Diagnosis,
+    opts: &Options<'_>,
+    betas: Vec<String>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    let mut draft = Draft::new(t);
+    draft.set_top("thinking", Some(value.to_owned()));
+    let body = draft.output().into_owned();
+    let own = vec![Change {
+        rule: RECOVER_RULE,
+        action: "request",
+        path: "thinking".to_owned(),
+        reason: format!("{reason} (recovering from {} at {})", d.kind, d.location),
+        fingerprint: None,
+    }];
+    let mut request = vec![RequestChange::SetParam {
+        key: "thinking".to_owned(),
+        value: value.to_owned(),
+        rule: RECOVER_RULE,
+    }];
+    for b in &betas {
+        request.push(RequestChange::AddBeta {
+            value: b.clone(),
+            rule: RECOVER_RULE,
+        });
+    }
+    follow_up(t.format, body, own, request, betas, true, opts, report)
+}
+
+/// Removes every thinking and redacted-thinking block of message `from` on, whole, reported.
+fn strip(
+    request: &str,
+    d: &Diagnosis,
+    from: u32,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    let t = read(request, FormatHint::Auto)?;
+    if t.format != Format::Anthropic {
+        return Ok(Applied::Skip(format!(
+            "stripping thinking is implemented for Anthropic bodies, not {}",
+            t.format.name()
+        )));
+    }
+    let from = from as usize;
+    if from >= t.messages.len() {
+        return Ok(Applied::Skip(format!(
+            "messages[{from}] is outside this request ({} messages)",
+            t.messages.len()
+        )));
+    }
+    let ledger = Ledger::take(&t);
+    let mut draft = Draft::new(&t);
+    let mut sink = Sink::new(true);
+    let reason = format!(
+        "removed a whole thinking block (never edited) to recover from {} at {}",
+        d.kind, d.location
+    );
+    for i in from..draft.len() {
+        let mut j = 0;
+        while j < draft.block_count(i) {
+            if draft.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
+                sink.remove_block(&mut draft, RECOVER_RULE, i, j, reason.clone());
+            } else {
+                j += 1;
+            }
+        }
+    }
+    if sink.changes.is_empty() {
+        return Ok(Applied::Skip(format!(
+            "no thinking block from messages[{from}] on"
+        )));
+    }
+    let body = draft.output().into_owned();
+    let out = read(&body, FormatHint::Exactly(t.format))
+        .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+    ledger.verify(&out, sink.removed_guarded)?;
+    follow_up(
+        t.format,
+        body,
+        sink.changes,
+        Vec::new(),
+        Vec::new(),
+        false,
+        opts,
+        report,
+    )
+}
+
+/// The repair pass after an action's own edit: records the action's changes as addressing the
+/// diagnosis, then repairs what the edit implies.
+#[allow(clippy::too_many_arguments)]
+fn follow_up(
+    format: Format,
+    body: String,
+    own: Vec<Change>,
+    request: Vec<RequestChange>,
+    betas: Vec<String>,
+    thinking_set: bool,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    report.addressing = (report.changes.len()..report.changes.len() + own.len()).collect();
+    report.changes.extend(own);
+    report.request_changes.extend(request);
+    let mut o = opts.clone();
+    // No restoring in this pass: the action replaces restoring (a rung above it, or a fix that
+    // does not need it), and a restore would undo a strip.
+    o.store = None;
+    o.policy
+        .on_missing_thinking
+        .retain(|m| *m != MissingThinking::Restore);
+    if thinking_set {
+        // The body now says what thinking is; an override would contradict the edit.
+        o.thinking = None;
+    }
+    for b in &betas {
+        if !o.betas.contains(b) {
+            o.betas.push(b.clone());
+        }
+    }
+    let t = read(&body, FormatHint::Exactly(format))?;
+    let r = repair(&t, &o)?;
+    let fixed = r.body.into_owned();
+    Ok(done_with(fixed, r.report, betas, report))
+}
+
+/// Folds a prevent report into `report` and builds the result.
+fn done_with(
+    body: String,
+    prevent: turnkeeper_prevent::Report,
+    betas: Vec<String>,
+    report: &mut RecoverReport,
+) -> Applied {
+    report.changes.extend(prevent.changes);
+    report.request_changes.extend(prevent.request_changes);
+    report.findings_left = prevent.findings_left;
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let wanted = betas.into_iter().chain(
+        report
+            .request_changes
+            .iter()
+            .filter_map(|r| match r {
+                RequestChange::AddBeta { value, .. } => Some(value.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>(),
+    );
+    for value in wanted {
+        if !headers.iter().any(|(_, v)| *v == value) {
+            headers.push((BETA_HEADER.to_owned(), value));
+        }
+    }
+    Applied::Done {
+        body,
+        headers,
+        outcome: Outcome::Send,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_message_matches_whole_indices_only() {
+        assert!(at_message("messages[3].content[1]", Some(3)));
+        assert!(at_message("messages[3]", Some(3)));
+        assert!(!at_message("messages[31].content[0]", Some(3)));
+        assert!(!at_message("messages[3]", None));
+    }
+
+    #[test]
+    fn drop_block_keeps_the_thinking_bytes() {
+        let body = r#"{"model":"claude-sonnet-4-6","thinking": {"type": "adaptive", "display":"summarized"},"messages":[{"role":"user","content":"hi"}]}"#;
+        let t = read(body, FormatHint::Auto).expect("reads");
+        assert_eq!(
+            drop_block_param(&t, Mode::Adaptive).as_deref(),
+            Some(
+                r#"{"type": "adaptive", "display":"summarized","block_binding":{"prefix_mismatch_behavior":"drop_block"}}"#
+            )
+        );
+        let body = r#"{"thinking":{"type":"adaptive","block_binding":{"x":1,"prefix_mismatch_behavior":"fail"}},"messages":[]}"#;
+        let t = read(body, FormatHint::Auto).expect("reads");
+        assert_eq!(
+            drop_block_param(&t, Mode::Adaptive).as_deref(),
+            Some(
+                r#"{"type":"adaptive","block_binding":{"x":1,"prefix_mismatch_behavior":"drop_block"}}"#
+            )
+        );
+    }
+}

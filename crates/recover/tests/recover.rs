@@ -1,0 +1,606 @@
+//! From a real error to a body the API accepts: `classify` → `plan` → `recover` → `prevent::check`.
+//!
+//! Every case pairs a real error text from `corpus/errors` (by id) with a broken request from
+//! `corpus/damaged` (or a valid one from `corpus/anthropic` where the damage is invisible to
+//! turnkeeper, as with prefix binding). Where the real text names a different message index
+//! than the damaged request (it came from a longer conversation), the index is renumbered and
+//! everything else of the text, wrapping and escaping included, is kept.
+//!
+//! For every repairable kind the retried body must pass `prevent::check` with no error-level
+//! finding, and every thinking block in it must be byte-identical to one of the request (or of
+//! the stored response it was restored from).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use turnkeeper_guard::{TurnStore, is_guarded};
+use turnkeeper_model::{FormatHint, read};
+use turnkeeper_prevent::{Options, Severity, check};
+use turnkeeper_recover::{
+    Action, Attempts, DROP_BLOCK_BETA, Diagnosis, ErrorKind, MAX_ATTEMPTS, MAX_RETRIES, Outcome,
+    RECOVER_RULE, RecoverError, Recovered, classify, plan, recover,
+};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn file(rel: &str) -> String {
+    let path = root().join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn damaged(name: &str) -> String {
+    file(&format!("corpus/damaged/{name}.json"))
+}
+
+/// The real error `id` from corpus/errors, its first `messages.N` renumbered to `message`.
+fn real_error(id: &str, message: Option<u32>) -> (Option<u16>, String) {
+    let item = common::corpus()
+        .into_iter()
+        .find(|i| i.id == id)
+        .unwrap_or_else(|| panic!("corpus/errors has no item {id}"));
+    let mut body = item.body.clone();
+    if let Some(m) = message {
+        let at = body
+            .find("messages.")
+            .unwrap_or_else(|| panic!("{id} names no message"));
+        let digits = at + "messages.".len();
+        let end = body[digits..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(body.len(), |n| digits + n);
+        assert!(end > digits, "{id}: no index after messages.");
+        body.replace_range(digits..end, &m.to_string());
+    }
+    (item.status, body)
+}
+
+/// classify + plan (zero attempts) + recover, checking that recover took the planned action (or
+/// a later rung, when the planned one was skipped).
+fn run(
+    id: &str,
+    renumber: Option<u32>,
+    request: &str,
+    attempts: &mut Attempts,
+    store: Option<&TurnStore>,
+) -> (Diagnosis, Recovered) {
+    let (status, text) = real_error(id, renumber);
+    let d = classify(status, &text);
+    let planned = plan(&d, attempts);
+    let r = recover(request, &d, attempts, store).unwrap_or_else(|e| panic!("{id}: {e}"));
+    if r.report.skipped.is_empty() {
+        assert_eq!(r.action, planned, "{id}: recover took another action");
+    } else {
+        assert_eq!(r.report.skipped[0].action, planned, "{id}");
+    }
+    (d, r)
+}
+
+/// The body passes `prevent::check` (with the headers it must be sent with) with no error, and
+/// every thinking block in it is byte-identical to one in `originals`.
+fn assert_valid(r: &Recovered, originals: &[&str]) {
+    assert_eq!(r.outcome, Outcome::Send, "{:?}", r.action);
+    let t = read(&r.body, FormatHint::Auto).expect("the retried body reads");
+    let opts = Options {
+        betas: r.headers.iter().map(|(_, v)| v.clone()).collect(),
+        ..Options::default()
+    };
+    let errors: Vec<String> = check(&t, &opts)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{:?}: errors left: {errors:?}\n{}",
+        r.action,
+        r.body
+    );
+    assert!(!r.report.has_errors(), "{:?}", r.report.findings_left);
+    for b in t.blocks.iter().filter(|b| is_guarded(b)) {
+        let raw = b.span.get(&r.body);
+        assert!(
+            originals.iter().any(|o| o.contains(raw)),
+            "a thinking block was altered or invented: {raw}"
+        );
+    }
+}
+
+fn thinking_count(body: &str) -> usize {
+    read(body, FormatHint::Auto)
+        .map(|t| t.blocks.iter().filter(|b| b.kind().is_thinking()).count())
+        .unwrap_or(0)
+}
+
+fn repair_rules(a: &Action) -> Vec<String> {
+    match a {
+        Action::Repair { rules, .. } => rules.clone(),
+        other => panic!("expected a repair, got {other:?}"),
+    }
+}
+
+fn the_store() -> TurnStore {
+    let mut store = TurnStore::in_memory();
+    let response = std::fs::read_to_string(
+        root().join("../shared/real-traffic/anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json"),
+    )
+    .expect("shared/real-traffic holds the response an16_tool_use_before_thinking was built from");
+    store.add_response(&response).expect("a Messages response");
+    store
+}
+
+// ---- one test per kind -------------------------------------------------------------------
+
+#[test]
+fn tool_result_missing_is_repaired_with_a_result_for_the_aborted_call() {
+    let req = damaged("an08_aborted_turn");
+    let mut attempts = Attempts::new();
+    let (d, r) = run(
+        "cc-5989-tool-result-missing-wrapped",
+        Some(1),
+        &req,
+        &mut attempts,
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ToolResultMissing);
+    assert!(repair_rules(&r.action).contains(&"AN-08".to_owned()));
+    assert!(
+        r.body
+            .contains(r#""tool_use_id":"toolu_014azqsWLU8Djh6RhmBGRC2u""#)
+    );
+    assert!(!r.report.addressing.is_empty(), "{:?}", r.report);
+    assert_valid(&r, &[&req]);
+    assert_eq!(attempts.len(), 1);
+}
+
+#[test]
+fn tool_use_id_mismatch_drops_the_orphan_result() {
+    let req = damaged("an10_orphan_tool_result");
+    let (d, r) = run(
+        "decocms-1803-unexpected-tool-use-id",
+        Some(1),
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ToolUseIdMismatch);
+    assert_eq!(repair_rules(&r.action), ["AN-10"]);
+    assert!(!r.body.contains("tool_result"), "{}", r.body);
+    assert_valid(&r, &[&req]);
+}
+
+#[test]
+fn tool_use_id_format_rewrites_the_ids() {
+    for name in ["an12_kimi_tool_id", "an12_empty_tool_id"] {
+        let req = damaged(name);
+        let (d, r) = run(
+            "commandcode-323-tool-use-id-pattern",
+            None,
+            &req,
+            &mut Attempts::new(),
+            None,
+        );
+        assert_eq!(d.kind, ErrorKind::ToolUseIdFormat);
+        assert_eq!(d.location.message, Some(1));
+        assert_eq!(repair_rules(&r.action), ["AN-12"]);
+        assert!(r.report.changes.iter().any(|c| c.rule == "AN-12"), "{name}");
+        assert_valid(&r, &[&req]);
+    }
+}
+
+#[test]
+fn empty_content_is_removed() {
+    let cases = [
+        (
+            "cc-empty-content-messages0",
+            Some(5),
+            "an04_empty_assistant_array",
+        ),
+        (
+            "bolt-7426-text-blocks-non-empty",
+            None,
+            "an05_empty_text_block",
+        ),
+    ];
+    for (id, renumber, name) in cases {
+        let req = damaged(name);
+        let (d, r) = run(id, renumber, &req, &mut Attempts::new(), None);
+        assert_eq!(d.kind, ErrorKind::EmptyContent, "{id}");
+        assert_eq!(repair_rules(&r.action), ["AN-04", "AN-05"]);
+        assert!(
+            r.report
+                .changes
+                .iter()
+                .any(|c| c.rule == "AN-04" || c.rule == "AN-05"),
+            "{name}: {:?}",
+            r.report.changes
+        );
+        assert_valid(&r, &[&req]);
+    }
+}
+
+#[test]
+fn role_order_merges_consecutive_user_messages() {
+    let req = damaged("an11_user_text_between_tool_use_and_result");
+    let (d, r) = run(
+        "coai-209-roles-alternate-multiple-user",
+        None,
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::RoleOrder);
+    assert_eq!(repair_rules(&r.action), ["AN-02"]);
+    assert_valid(&r, &[&req]);
+}
+
+#[test]
+fn thinking_block_order_is_repaired_then_escalates() {
+    let req = damaged("an16_tool_use_before_thinking");
+    let mut attempts = Attempts::new();
+    let (d, r) = run(
+        "kilo-5219-vertex-order-tool-use",
+        None,
+        &req,
+        &mut attempts,
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ThinkingBlockOrder);
+    assert_eq!(repair_rules(&r.action), ["AN-16", "AN-18"]);
+    assert_valid(&r, &[&req]);
+
+    // The provider rejected the repaired body the same way: restore (no store: skipped), then
+    // disable thinking, a different and stronger action, on the same message.
+    let again = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert_eq!(again.action, Action::DisableThinking);
+    assert_eq!(again.report.skipped[0].action, Action::RestoreFromStore);
+    assert!(again.body.contains(r#""thinking":{"type":"disabled"}"#));
+    assert_valid(&again, &[&req]);
+
+    let last = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert!(matches!(last.action, Action::GiveUp { .. }));
+    assert_eq!(last.outcome, Outcome::HandBack);
+    assert_eq!(last.body, req);
+}
+
+#[test]
+fn thinking_block_modified_with_a_store_restores_the_original_turn() {
+    let req = damaged("an16_tool_use_before_thinking");
+    let store = the_store();
+    let mut attempts = Attempts::new();
+    let (d, r) = run(
+        "cc-25361-modified-wrapped",
+        None,
+        &req,
+        &mut attempts,
+        Some(&store),
+    );
+    assert_eq!(d.kind, ErrorKind::ThinkingBlockModified);
+    assert_eq!(r.action, Action::RestoreFromStore);
+    assert!(r.report.skipped.is_empty());
+    let restored = r.report.addressing.iter().map(|&n| &r.report.changes[n]);
+    assert!(restored.into_iter().any(|c| c.action == "restored_message"));
+    // The turn is back as the provider sent it: thinking first, then the tool call.
+    let t = read(&r.body, FormatHint::Auto).expect("reads");
+    let kinds: Vec<_> = t
+        .blocks_of(1)
+        .iter()
+        .map(|b| b.type_name(&r.body))
+        .collect();
+    assert_eq!(kinds, ["thinking", "tool_use"]);
+    let response = file(
+        "../shared/real-traffic/anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json",
+    );
+    assert_valid(&r, &[&req, &response]);
+    assert_eq!(thinking_count(&r.body), 1);
+
+    // Restored and still rejected: the next rung strips, never edits.
+    let again = recover(&req, &d, &mut attempts, Some(&store)).expect("recovers");
+    assert_eq!(again.action, Action::StripThinking { from: Some(1) });
+    assert_valid(&again, &[&req]);
+}
+
+#[test]
+fn thinking_block_modified_without_a_store_strips_whole_blocks() {
+    let req = damaged("an16_tool_use_before_thinking");
+    let mut attempts = Attempts::new();
+    let (d, r) = run("cc-25361-modified-wrapped", None, &req, &mut attempts, None);
+    assert_eq!(d.kind, ErrorKind::ThinkingBlockModified);
+    assert_eq!(r.report.skipped[0].action, Action::RestoreFromStore);
+    assert_eq!(r.action, Action::StripThinking { from: Some(1) });
+    assert_eq!(thinking_count(&r.body), 0);
+    let removal = &r.report.changes[r.report.addressing[0]];
+    assert_eq!(
+        (removal.rule, removal.action),
+        (RECOVER_RULE, "removed_block")
+    );
+    assert!(removal.fingerprint.is_some(), "a removal names the block");
+    assert_valid(&r, &[&req]);
+    // The skipped rung is in the attempts, so the ladder moves on across calls.
+    assert_eq!(attempts.len(), 2);
+    assert!(attempts.entries[0].skipped.is_some());
+    let again = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert_eq!(again.action, Action::DisableThinking);
+    assert_valid(&again, &[&req]);
+}
+
+#[test]
+fn thinking_signature_invalid_removes_the_unverifiable_block() {
+    for name in ["an23_empty_signature", "an23_skip_validator_sentinel"] {
+        let req = damaged(name);
+        let (d, r) = run(
+            "agm-498-sig-invalid-vertex-padded",
+            None,
+            &req,
+            &mut Attempts::new(),
+            None,
+        );
+        assert_eq!(d.kind, ErrorKind::ThinkingSignatureInvalid);
+        assert!(!d.prefix_binding);
+        assert_eq!(repair_rules(&r.action), ["AN-23"]);
+        assert!(
+            r.report
+                .changes
+                .iter()
+                .any(|c| c.rule == "AN-23" && c.action == "removed_block"),
+            "{name}"
+        );
+        assert_valid(&r, &[&req]);
+    }
+}
+
+#[test]
+fn prefix_bound_signature_asks_for_drop_block_then_strips_then_disables() {
+    // The signatures are real; only the API knows the prefix they were bound to changed.
+    let req = file("corpus/anthropic/adaptive_tool_loop.json");
+    let mut attempts = Attempts::new();
+    let (d, r) = run(
+        "opencode-48637-sig-bound-different-conversation",
+        None,
+        &req,
+        &mut attempts,
+        None,
+    );
+    assert!(d.prefix_binding);
+    assert_eq!(r.action, Action::RequestDropBlock);
+    assert_eq!(
+        r.headers,
+        [("anthropic-beta".to_owned(), DROP_BLOCK_BETA.to_owned())]
+    );
+    // Byte-identical except for the thinking parameter.
+    let t = read(&req, FormatHint::Auto).expect("reads");
+    let old = t.meta.thinking.span.expect("has thinking").get(&req);
+    let new = old.replacen(
+        '}',
+        r#","block_binding":{"prefix_mismatch_behavior":"drop_block"}}"#,
+        1,
+    );
+    assert_eq!(r.body, req.replacen(old, &new, 1));
+    assert_valid(&r, &[&req]);
+
+    let second = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert_eq!(second.action, Action::StripThinking { from: Some(1) });
+    assert_eq!(thinking_count(&second.body), 0);
+    assert_valid(&second, &[&req]);
+
+    let third = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert_eq!(third.action, Action::DisableThinking);
+    assert_valid(&third, &[&req]);
+
+    let fourth = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert!(matches!(fourth.action, Action::GiveUp { .. }));
+}
+
+#[test]
+fn thinking_block_trailing_drops_the_cut_block() {
+    let req = damaged("an19_trailing_unsigned_thinking");
+    let (d, r) = run(
+        "cc-final-block-thinking-after-resume",
+        Some(5),
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ThinkingBlockTrailing);
+    assert_eq!(repair_rules(&r.action), ["AN-19"]);
+    assert_eq!(thinking_count(&r.body), thinking_count(&req) - 1);
+    assert_valid(&r, &[&req]);
+}
+
+#[test]
+fn thinking_disabled_violation_removes_thinking_from_the_final_message() {
+    let req = damaged("an20_disabled_final_assistant_thinking");
+    let mut attempts = Attempts::new();
+    let (d, r) = run(
+        "forge-disabled-anthropic-direct",
+        None,
+        &req,
+        &mut attempts,
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ThinkingDisabledViolation);
+    assert_eq!(repair_rules(&r.action), ["AN-20"]);
+    assert_eq!(thinking_count(&r.body), 0);
+    assert_valid(&r, &[&req]);
+    let again = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert_eq!(again.action, Action::StripThinking { from: Some(1) });
+    assert_valid(&again, &[&req]);
+}
+
+#[test]
+fn request_config_invalid_is_handed_back_unchanged() {
+    let req = damaged("cfg_temperature_with_thinking");
+    let (d, r) = run(
+        "onehub-529-temperature-thinking-provider-prefix",
+        None,
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::RequestConfigInvalid);
+    assert_eq!(
+        r.action,
+        Action::FixConfig {
+            what: "temperature".into()
+        }
+    );
+    assert_eq!(r.outcome, Outcome::HandBack);
+    assert_eq!(r.body, req);
+    assert!(r.headers.is_empty() && r.report.changes.is_empty());
+}
+
+#[test]
+fn retryable_errors_retry_the_same_bytes_then_give_up() {
+    let req = damaged("an08_aborted_turn");
+    for (id, kind) in [
+        ("cc-3558-529-retrying-tui", ErrorKind::RetryableOverloaded),
+        (
+            "mycoder-62-rate-limit-robot-prefix",
+            ErrorKind::RetryableRateLimit,
+        ),
+        ("cc-22796-500-api-error-wrapped", ErrorKind::RetryableServer),
+    ] {
+        let mut attempts = Attempts::new();
+        let (d, r) = run(id, None, &req, &mut attempts, None);
+        assert_eq!(d.kind, kind, "{id}");
+        assert!(r.wait().is_some_and(|w| w.as_millis() > 0), "{id}");
+        assert_eq!(r.outcome, Outcome::Send);
+        assert_eq!(r.body, req, "{id}: a retry sends the same bytes");
+        for _ in 1..MAX_RETRIES {
+            let again = recover(&req, &d, &mut attempts, None).expect("recovers");
+            assert!(matches!(again.action, Action::Retry { .. }), "{id}");
+        }
+        let end = recover(&req, &d, &mut attempts, None).expect("recovers");
+        assert!(matches!(end.action, Action::GiveUp { .. }), "{id}");
+        assert_eq!(end.outcome, Outcome::HandBack);
+    }
+}
+
+#[test]
+fn context_length_exceeded_asks_the_caller_to_compact() {
+    let req = damaged("an08_aborted_turn");
+    let (d, r) = run(
+        "pi-102-prompt-too-long-json",
+        None,
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ContextLengthExceeded);
+    assert_eq!(r.action, Action::Compact);
+    assert_eq!(r.outcome, Outcome::HandBack);
+    assert_eq!(r.body, req);
+}
+
+#[test]
+fn reasoning_item_orphan_and_unknown_give_up() {
+    let req = damaged("an08_aborted_turn");
+    for (id, kind) in [
+        (
+            "continue-8933-responses-reasoning-orphan",
+            ErrorKind::ReasoningItemOrphan,
+        ),
+        (
+            "cc-request-body-invalid-json-low-surrogate",
+            ErrorKind::Unknown,
+        ),
+    ] {
+        let (d, r) = run(id, None, &req, &mut Attempts::new(), None);
+        assert_eq!(d.kind, kind);
+        assert!(matches!(r.action, Action::GiveUp { .. }), "{id}");
+        assert_eq!(r.outcome, Outcome::HandBack);
+        assert_eq!(r.body, req);
+    }
+}
+
+// ---- across kinds ------------------------------------------------------------------------
+
+/// The kinds the tests above cover, end to end.
+const COVERED: [ErrorKind; 17] = [
+    ErrorKind::ToolResultMissing,
+    ErrorKind::ToolUseIdMismatch,
+    ErrorKind::ToolUseIdFormat,
+    ErrorKind::EmptyContent,
+    ErrorKind::RoleOrder,
+    ErrorKind::ThinkingBlockOrder,
+    ErrorKind::ThinkingBlockModified,
+    ErrorKind::ThinkingSignatureInvalid,
+    ErrorKind::ThinkingBlockTrailing,
+    ErrorKind::ThinkingDisabledViolation,
+    ErrorKind::RequestConfigInvalid,
+    ErrorKind::RetryableOverloaded,
+    ErrorKind::RetryableRateLimit,
+    ErrorKind::RetryableServer,
+    ErrorKind::ContextLengthExceeded,
+    ErrorKind::ReasoningItemOrphan,
+    ErrorKind::Unknown,
+];
+
+#[test]
+fn every_kind_has_an_end_to_end_test() {
+    let covered: BTreeSet<ErrorKind> = COVERED.into_iter().collect();
+    let all: BTreeSet<ErrorKind> = ErrorKind::ALL.into_iter().collect();
+    assert_eq!(covered, all);
+}
+
+#[test]
+fn every_ladder_ends_in_give_up_within_bounds() {
+    // Whatever the error, repeated recovery terminates in a hand-back.
+    let req = damaged("an16_tool_use_before_thinking");
+    for item in common::corpus() {
+        let d = classify(item.status, &item.body);
+        let mut attempts = Attempts::new();
+        let mut calls = 0;
+        loop {
+            calls += 1;
+            assert!(calls <= MAX_ATTEMPTS + 1, "{}: no end", item.id);
+            let r = recover(&req, &d, &mut attempts, None).expect("recovers");
+            if r.outcome == Outcome::HandBack {
+                break;
+            }
+        }
+    }
+}
+
+#[test]
+fn attempts_are_bounded_across_different_errors() {
+    // Eight different errors (different messages), each answered once: the ninth gives up.
+    let req = damaged("an08_aborted_turn");
+    let mut attempts = Attempts::new();
+    for m in 0..MAX_ATTEMPTS as u32 {
+        let (status, text) = real_error("cc-5989-tool-result-missing-wrapped", Some(m + 40));
+        let d = classify(status, &text);
+        let r = recover(&req, &d, &mut attempts, None).expect("recovers");
+        assert!(r.sends(), "attempt {m}: {:?}", r.action);
+    }
+    let (status, text) = real_error("cc-5989-tool-result-missing-wrapped", Some(1));
+    let d = classify(status, &text);
+    let r = recover(&req, &d, &mut attempts, None).expect("recovers");
+    assert!(matches!(r.action, Action::GiveUp { .. }), "{:?}", r.action);
+}
+
+#[test]
+fn an_unreadable_request_is_an_error_and_records_nothing() {
+    let (status, text) = real_error("cc-5989-tool-result-missing-wrapped", None);
+    let d = classify(status, &text);
+    let mut attempts = Attempts::new();
+    let err = recover("{\"messages\": [", &d, &mut attempts, None);
+    assert!(matches!(err, Err(RecoverError::Request(_))), "{err:?}");
+    assert!(attempts.is_empty());
+}
+
+#[test]
+fn attempts_survive_a_json_round_trip() {
+    let req = damaged("an16_tool_use_before_thinking");
+    let (status, text) = real_error("cc-25361-modified-wrapped", None);
+    let d = classify(status, &text);
+    let mut attempts = Attempts::new();
+    recover(&req, &d, &mut attempts, None).expect("recovers");
+    let json = attempts.to_json().expect("encodes");
+    let mut back = Attempts::from_json(&json).expect("decodes");
+    assert_eq!(back, attempts);
+    let r = recover(&req, &d, &mut back, None).expect("recovers");
+    assert_eq!(r.action, Action::DisableThinking);
+}
