@@ -234,15 +234,13 @@ pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                     i = end;
                     continue;
                 }
-                i = rebuild(
-                    ctx,
-                    d,
-                    s,
-                    last_asst,
+                let run = Run {
+                    first: last_asst + 1,
                     end,
-                    &calls,
-                    (r_missing, r_late, r_orphan),
-                );
+                    calls: &calls,
+                    reorder: a.not_first,
+                };
+                i = rebuild(ctx, d, s, run, (r_missing, r_late, r_orphan));
             }
             Role::User => {
                 // A user message no assistant call claimed: any result in it is an orphan.
@@ -343,18 +341,31 @@ fn report(
     }
 }
 
-/// Rebuilds the run `[i+1, end)` after assistant message `i`. Returns the index after the run.
+/// The run of user messages `[first, end)` that answers `calls`.
+struct Run<'c> {
+    first: usize,
+    end: usize,
+    calls: &'c [(String, String)],
+    /// Results in the first message stood after other blocks (AN-09).
+    reorder: bool,
+}
+
+/// Rebuilds a run so its first message starts with one result per call. Returns the index after
+/// the run.
 fn rebuild(
     ctx: &Ctx<'_>,
     d: &mut Draft<'_, '_>,
     s: &mut Sink,
-    i: usize,
-    end: usize,
-    calls: &[(String, String)],
+    run: Run<'_>,
     rules: (&'static str, &'static str, &'static str),
 ) -> usize {
     let (r_missing, r_late, r_orphan) = rules;
-    let first = i + 1;
+    let Run {
+        first,
+        end,
+        calls,
+        reorder,
+    } = run;
     // Take every result out of the run, remembering where it was.
     let mut want: HashMap<String, usize> = HashMap::new();
     for (k, _) in calls {
@@ -427,14 +438,16 @@ fn rebuild(
     let rest = d.take_blocks(first);
     front.extend(rest);
     d.set_blocks(first, front);
-    s.changed(
-        d,
-        "AN-09",
-        "reordered_message",
-        first,
-        None,
-        "put the tool results first, in call order",
-    );
+    if reorder {
+        s.changed(
+            d,
+            "AN-09",
+            "reordered_message",
+            first,
+            None,
+            "put the tool results first, in call order",
+        );
+    }
     for key in synthesized {
         s.changed(
             d,
