@@ -1,0 +1,814 @@
+//! The invariants. Each takes an input text (any format) and the prevent [`Options`] it is
+//! repaired under, and returns `Err(explanation)` when the invariant does not hold. An input that
+//! does not parse makes every repair invariant hold vacuously (invariant 10 covers it).
+//!
+//! | # | function | what |
+//! |---|---|---|
+//! | 1 | [`inv_thinking_first`] | manual mode: thinking leads; adaptive: the model's order kept |
+//! | 2 | [`inv_untouched_thinking`] | thinking bytes identical, none invented, removals named |
+//! | 3 | [`inv_idempotent`] | `repair(repair(x)) == repair(x)`, second report empty |
+//! | 4 | [`inv_noop_on_valid`] | nothing found → output is the input, byte for byte |
+//! | 5 | [`inv_convergence`] | nothing the policy can repair is left |
+//! | 6 | [`inv_roundtrip`] | `Draft::new(&t).output() == input`, every format |
+//! | 7 | [`inv_tool_pairing`] | every call answered once, first, in the next user message |
+//! | 8 | [`inv_conservation`] | no text, tool input or output lost unless reported |
+//! | 9 | [`inv_classifier_stable`] | a corpus error keeps its kind when wrapped |
+//! | 10 | [`inv_no_panic`] | every entry point survives arbitrary bytes, output bounded |
+
+use std::collections::HashMap;
+
+use turnkeeper_guard::{Provenance, fingerprint, is_guarded, provenance};
+use turnkeeper_model::opencode::{
+    AnthropicOptions, load_export, to_anthropic_request, to_model_messages,
+};
+use turnkeeper_model::{
+    BlockKind, BodyKind, Content, Draft, Format, FormatHint, Role, Transcript, read, read_bytes,
+    sniff,
+};
+use turnkeeper_prevent::{
+    Mode, Options, PreventError, Repaired, RequestChange, Severity, check, context, repair,
+};
+use turnkeeper_recover::{Attempts, classify, classify_with_hint, plan};
+
+use crate::corpus::ErrorItem;
+
+/// What an invariant returns: `Err` explains the violation.
+pub type Outcome = Result<(), String>;
+
+/// A repair invariant: input text and options in, [`Outcome`] out.
+pub type Invariant = fn(&str, &Options<'_>) -> Outcome;
+
+/// Reads and repairs `input`. `Ok(None)` when it does not read; `Err` when the repair failed
+/// closed (a guard violation is a turnkeeper bug, and every repair invariant reports it).
+pub fn run<'a>(
+    input: &'a str,
+    opts: &Options<'_>,
+) -> Result<Option<(Transcript<'a>, Repaired<'a>)>, String> {
+    let Ok(t) = read(input, FormatHint::Auto) else {
+        return Ok(None);
+    };
+    match repair(&t, opts) {
+        Ok(r) => Ok(Some((t, r))),
+        Err(PreventError::Guard(g)) => Err(format!("repair failed closed: {g}")),
+        Err(e) => Err(format!("repair failed on a readable input: {e}")),
+    }
+}
+
+/// The options a second run gets: the first run's betas, and its thinking change already in
+/// the body (so an explicit thinking override is dropped).
+pub fn second_options<'s>(opts: &Options<'s>, r: &Repaired<'_>) -> Options<'s> {
+    let mut again = opts.clone();
+    for rc in &r.report.request_changes {
+        match rc {
+            RequestChange::AddBeta { value, .. } if !again.betas.contains(value) => {
+                again.betas.push(value.clone());
+            }
+            RequestChange::SetParam { key, .. } if key == "thinking" => again.thinking = None,
+            _ => {}
+        }
+    }
+    again
+}
+
+fn read_out<'a>(body: &'a str, format: Format) -> Result<Transcript<'a>, String> {
+    read(body, FormatHint::Exactly(format))
+        .map_err(|e| format!("the repaired body does not read: {e}"))
+}
+
+/// The thinking mode the repaired request is sent with.
+fn mode_after(t: &Transcript<'_>, opts: &Options<'_>, r: &Repaired<'_>) -> Mode {
+    let mut mode = context(t, opts).mode;
+    for rc in &r.report.request_changes {
+        if let RequestChange::SetParam { key, value, .. } = rc
+            && key == "thinking"
+        {
+            let ty = serde_json::from_str::<serde_json::Value>(value)
+                .ok()
+                .and_then(|v| v.get("type").and_then(|x| x.as_str()).map(str::to_owned));
+            if let Some(m) = ty.as_deref().and_then(Mode::parse) {
+                mode = m;
+            }
+        }
+    }
+    mode
+}
+
+fn blocks_of<'t>(t: &'t Transcript<'_>, i: usize) -> &'t [turnkeeper_model::Block] {
+    t.blocks_of(i)
+}
+
+/// True when message `i` is made only of tool results (and has at least one block).
+fn only_results(t: &Transcript<'_>, i: usize) -> bool {
+    let b = blocks_of(t, i);
+    !b.is_empty() && b.iter().all(|b| b.kind() == BlockKind::ToolResult)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Thinking first
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 1. After repair of an Anthropic request in manual mode, every assistant message that
+/// holds thinking starts with it, and the open tool loop's first assistant message starts with
+/// thinking. A repair that disabled or switched thinking (a `thinking` request change) is judged
+/// in the new mode. In adaptive mode the blocks of every assistant message keep the model's
+/// order (blocks that came from the same input message appear in their input order).
+///
+/// # Errors
+/// The first violation.
+pub fn inv_thinking_first(input: &str, opts: &Options<'_>) -> Outcome {
+    let Some((t, r)) = run(input, opts)? else {
+        return Ok(());
+    };
+    if t.format != Format::Anthropic || t.body != BodyKind::Request {
+        return Ok(());
+    }
+    let out = read_out(&r.body, t.format)?;
+    let mode = mode_after(&t, opts, &r);
+    match mode {
+        Mode::Manual => {
+            for (i, m) in out.messages.iter().enumerate() {
+                if m.role != Role::Assistant {
+                    continue;
+                }
+                let b = blocks_of(&out, i);
+                if b.iter().any(|b| b.kind().is_thinking()) && !b[0].kind().is_thinking() {
+                    return Err(format!(
+                        "manual mode: output messages[{i}] holds thinking but starts with `{}`",
+                        b[0].type_name(out.src)
+                    ));
+                }
+            }
+            if let Some(i) = open_loop_start(&out) {
+                let first = blocks_of(&out, i).first();
+                if !first.is_some_and(|b| b.kind().is_thinking()) {
+                    return Err(format!(
+                        "manual mode: the open tool loop's first assistant message (output messages[{i}]) does not start with thinking, and the request's thinking was not changed (findings left: {:?})",
+                        r.report
+                            .findings_left
+                            .iter()
+                            .map(|f| f.rule)
+                            .collect::<Vec<_>>()
+                    ));
+                }
+            }
+        }
+        Mode::Adaptive => keeps_model_order(&t, &out)?,
+        Mode::Off => {}
+    }
+    Ok(())
+}
+
+/// The open tool loop of a transcript: the first assistant message of the final turn when the
+/// last message is a user message made only of tool results.
+pub fn open_loop_start(t: &Transcript<'_>) -> Option<usize> {
+    let last = t.messages.len().checked_sub(1)?;
+    if t.messages[last].role != Role::User || !only_results(t, last) {
+        return None;
+    }
+    let start = (0..last)
+        .rev()
+        .find(|&k| t.messages[k].role == Role::User && !only_results(t, k))
+        .map_or(0, |k| k + 1);
+    (start..last).find(|&k| t.messages[k].role == Role::Assistant)
+}
+
+fn keeps_model_order(t: &Transcript<'_>, out: &Transcript<'_>) -> Outcome {
+    // Every place each raw block occurs in the input's assistant messages (generated and real
+    // transcripts repeat identical blocks, so one raw text may sit in several messages).
+    let mut at: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    for (i, m) in t.messages.iter().enumerate() {
+        if m.role == Role::Assistant {
+            for (j, b) in blocks_of(t, i).iter().enumerate() {
+                at.entry(b.span.get(t.src)).or_default().push((i, j));
+            }
+        }
+    }
+    for (i, m) in out.messages.iter().enumerate() {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        let known: Vec<&str> = blocks_of(out, i)
+            .iter()
+            .map(|b| b.span.get(out.src))
+            .filter(|raw| at.contains_key(raw))
+            .collect();
+        for pair in known.windows(2) {
+            let (a, b) = (&at[pair[0]], &at[pair[1]]);
+            let together = a.iter().any(|x| b.iter().any(|y| x.0 == y.0));
+            let in_order = a.iter().any(|x| b.iter().any(|y| x.0 == y.0 && x.1 < y.1));
+            if together && !in_order {
+                return Err(format!(
+                    "adaptive mode: output messages[{i}] puts {} before {}, which the model wrote the other way round",
+                    clip(pair[0]),
+                    clip(pair[1])
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Untouched thinking
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 2. Every thinking / redacted thinking block (and every other guarded block: signed
+/// Gemini parts, OpenCode reasoning) in the output is byte-identical to one in the input; none is
+/// created; every input one missing from the output is named in the report by its fingerprint
+/// (a `removed_block`, or a `removed_message` listing it).
+///
+/// # Errors
+/// The first violation.
+pub fn inv_untouched_thinking(input: &str, opts: &Options<'_>) -> Outcome {
+    let Some((t, r)) = run(input, opts)? else {
+        return Ok(());
+    };
+    let out = read_out(&r.body, t.format)?;
+    let mut left: HashMap<&str, usize> = HashMap::new();
+    for b in t.blocks.iter().filter(|b| guarded(t.src, b)) {
+        *left.entry(b.span.get(t.src)).or_insert(0) += 1;
+    }
+    for b in out.blocks.iter().filter(|b| guarded(out.src, b)) {
+        let raw = b.span.get(out.src);
+        match left.get_mut(raw) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                return Err(format!(
+                    "output {} is a thinking block that is not byte-identical to any input block (fingerprint {}): {}",
+                    out.block_path(b.msg as usize, b.pos as usize),
+                    fingerprint(raw),
+                    clip(raw)
+                ));
+            }
+        }
+    }
+    let mut named: HashMap<String, usize> = HashMap::new();
+    for c in &r.report.changes {
+        if let Some(fp) = &c.fingerprint {
+            for f in fp.split(',') {
+                *named.entry(f.trim().to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    for b in t.blocks.iter().filter(|b| guarded(t.src, b)) {
+        let raw = b.span.get(t.src);
+        if let Some(n) = left.get_mut(raw).filter(|n| **n > 0) {
+            *n -= 1;
+            let fp = fingerprint(raw);
+            match named.get_mut(&fp) {
+                Some(k) if *k > 0 => *k -= 1,
+                _ => {
+                    return Err(format!(
+                        "input {} (fingerprint {fp}) is missing from the output and no change names it; changes: {:?}",
+                        t.block_path(b.msg as usize, b.pos as usize),
+                        r.report
+                            .changes
+                            .iter()
+                            .map(|c| (c.rule, c.action, c.path.as_str()))
+                            .collect::<Vec<_>>()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Guarded blocks, except Gemini call parts carrying the documented dummy signature: GM-05 makes
+/// that the one signature a repair may write, on a call that never had one, and it is not
+/// thinking content.
+fn guarded(src: &str, b: &turnkeeper_model::Block) -> bool {
+    is_guarded(b)
+        && (b.kind().is_thinking()
+            || provenance(b.signature.map(|s| s.decode(src)).as_deref()) != Provenance::Sentinel)
+}
+
+fn clip(s: &str) -> String {
+    if s.len() <= 200 {
+        return s.to_owned();
+    }
+    let mut end = 200;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Idempotence
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 3. `repair(repair(x)) == repair(x)` byte for byte, and the second report is empty.
+/// The second run is given the first's request changes (its betas; its thinking change is
+/// already in the body).
+///
+/// # Errors
+/// The first difference.
+pub fn inv_idempotent(input: &str, opts: &Options<'_>) -> Outcome {
+    let Some((t, r1)) = run(input, opts)? else {
+        return Ok(());
+    };
+    let again = second_options(opts, &r1);
+    let t2 = read_out(&r1.body, t.format)?;
+    let r2 = repair(&t2, &again).map_err(|e| format!("second repair failed: {e}"))?;
+    if r2.body != r1.body {
+        return Err(format!(
+            "second repair changed the body: {:?}\nfirst output: {}\nsecond output: {}",
+            r2.report.changes, r1.body, r2.body
+        ));
+    }
+    if !r2.report.is_empty() {
+        return Err(format!(
+            "second repair reported changes on an unchanged body: {:?} {:?}",
+            r2.report.changes, r2.report.request_changes
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. No-op on valid input
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 4. When `check` finds nothing, `repair` returns the input byte for byte with an
+/// empty report.
+///
+/// # Errors
+/// When it does not.
+pub fn inv_noop_on_valid(input: &str, opts: &Options<'_>) -> Outcome {
+    let Ok(t) = read(input, FormatHint::Auto) else {
+        return Ok(());
+    };
+    if !check(&t, opts).is_empty() {
+        return Ok(());
+    }
+    let r = repair(&t, opts).map_err(|e| format!("repair of a clean input failed: {e}"))?;
+    if r.body != input {
+        return Err(format!(
+            "check found nothing, yet repair changed the body: {:?}",
+            r.report.changes
+        ));
+    }
+    if !r.report.is_empty() {
+        return Err(format!(
+            "check found nothing, yet repair reported {:?}",
+            r.report
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Convergence
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 5. `check(repair(x))` (under the second-run options) has no error-level finding the
+/// policy says it can repair (`repair` is `Some`), apart from rule `config`, whose findings are
+/// reported, not applied.
+///
+/// # Errors
+/// The findings left.
+pub fn inv_convergence(input: &str, opts: &Options<'_>) -> Outcome {
+    let Some((t, r)) = run(input, opts)? else {
+        return Ok(());
+    };
+    let out = read_out(&r.body, t.format)?;
+    let again = second_options(opts, &r);
+    let left: Vec<String> = check(&out, &again)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error && f.repair.is_some() && f.rule != "config")
+        .map(|f| format!("{} at {}: {}", f.rule, f.path, f.message))
+        .collect();
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("repairable errors left after repair: {left:#?}"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Lossless round trip
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 6. For every format the input reads as (sniffed, and each format forced), an
+/// untouched draft writes the input back byte for byte.
+///
+/// # Errors
+/// The first format whose output differs.
+pub fn inv_roundtrip(input: &str) -> Outcome {
+    let hints = [
+        FormatHint::Auto,
+        FormatHint::Exactly(Format::Anthropic),
+        FormatHint::Exactly(Format::Gemini),
+        FormatHint::Exactly(Format::Opencode),
+    ];
+    for hint in hints {
+        if let Ok(t) = read(input, hint) {
+            let out = Draft::new(&t).output();
+            if out != input {
+                return Err(format!(
+                    "{hint:?}: Draft::new(&t).output() differs from the input: {}",
+                    clip(&out)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Tool pairing
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 7 (Anthropic requests). After repair, consecutive same-role messages taken as one
+/// (the API merges them): every assistant run's `tool_use` ids are answered by exactly one
+/// `tool_result` each, all at the front of the next user run, and no `tool_result` appears
+/// anywhere else.
+///
+/// # Errors
+/// The first violation.
+pub fn inv_tool_pairing(input: &str, opts: &Options<'_>) -> Outcome {
+    let Some((t, r)) = run(input, opts)? else {
+        return Ok(());
+    };
+    if t.format != Format::Anthropic || t.body != BodyKind::Request {
+        return Ok(());
+    }
+    let out = read_out(&r.body, t.format)?;
+    let n = out.messages.len();
+    let mut i = 0;
+    let mut pending: Option<(usize, Vec<String>)> = None;
+    while i < n {
+        let role = out.messages[i].role;
+        let end = (i..n).find(|&k| out.messages[k].role != role).unwrap_or(n);
+        // The run's blocks in order (a string content counts as one text block).
+        let mut kinds: Vec<(BlockKind, Option<String>)> = Vec::new();
+        for k in i..end {
+            match out.messages[k].content {
+                Content::String(_) => kinds.push((BlockKind::Text, None)),
+                _ => {
+                    for b in blocks_of(&out, k) {
+                        let id = match b.kind() {
+                            BlockKind::ToolCall => b.id.map(|s| s.decode(out.src).into_owned()),
+                            BlockKind::ToolResult => {
+                                b.tool_use_id.map(|s| s.decode(out.src).into_owned())
+                            }
+                            _ => None,
+                        };
+                        kinds.push((b.kind(), id));
+                    }
+                }
+            }
+        }
+        match role {
+            Role::Assistant => {
+                if let Some((at, calls)) = pending.take() {
+                    return Err(format!(
+                        "output messages[{at}]: calls {calls:?} are followed by another assistant run"
+                    ));
+                }
+                let calls: Vec<String> = kinds
+                    .iter()
+                    .filter(|(k, _)| *k == BlockKind::ToolCall)
+                    .map(|(_, id)| id.clone().unwrap_or_default())
+                    .collect();
+                if !calls.is_empty() {
+                    pending = Some((i, calls));
+                }
+            }
+            Role::User => {
+                let calls = pending.take().map(|(_, c)| c).unwrap_or_default();
+                let front: Vec<String> = kinds
+                    .iter()
+                    .take_while(|(k, _)| *k == BlockKind::ToolResult)
+                    .map(|(_, id)| id.clone().unwrap_or_default())
+                    .collect();
+                let total = kinds
+                    .iter()
+                    .filter(|(k, _)| *k == BlockKind::ToolResult)
+                    .count();
+                if total != front.len() {
+                    return Err(format!(
+                        "output messages[{i}..{end}]: a tool_result stands after another block"
+                    ));
+                }
+                let mut a = calls.clone();
+                let mut b = front.clone();
+                a.sort();
+                b.sort();
+                if a != b {
+                    return Err(format!(
+                        "output messages[{i}..{end}]: results {front:?} do not answer the previous calls {calls:?} exactly once"
+                    ));
+                }
+            }
+            _ => {
+                if let Some((at, calls)) = pending.take() {
+                    return Err(format!(
+                        "output messages[{at}]: calls {calls:?} are followed by a {role:?} message"
+                    ));
+                }
+            }
+        }
+        i = end;
+    }
+    if let Some((at, calls)) = pending {
+        return Err(format!(
+            "output messages[{at}]: calls {calls:?} end the transcript with no result"
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. Conservation
+// ---------------------------------------------------------------------------------------------
+
+/// What a block carries that must not be lost.
+fn payloads(t: &Transcript<'_>) -> Vec<(String, String, String)> {
+    let norm = |raw: &str| {
+        serde_json::from_str::<serde_json::Value>(raw)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| raw.to_owned())
+    };
+    let mut out = Vec::new();
+    for (i, m) in t.messages.iter().enumerate() {
+        if let Content::String(s) = m.content {
+            if !s.is_blank(t.src) {
+                out.push((
+                    t.message_path(i),
+                    "text".to_owned(),
+                    s.decode(t.src).into_owned(),
+                ));
+            }
+            continue;
+        }
+        for (j, b) in blocks_of(t, i).iter().enumerate() {
+            let path = t.block_path(i, j);
+            match b.kind() {
+                BlockKind::Text if !b.is_blank(t.src) => {
+                    if let Some(s) = b.text {
+                        out.push((path, "text".to_owned(), s.decode(t.src).into_owned()));
+                    }
+                }
+                BlockKind::ToolCall => {
+                    if let Some(c) = b.content {
+                        out.push((path, "tool input".to_owned(), norm(c.get(t.src))));
+                    }
+                }
+                BlockKind::ToolResult => {
+                    if let Some(c) = b.content {
+                        out.push((path, "tool output".to_owned(), norm(c.get(t.src))));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// True when `path` is `prefix` or lies inside it (`messages[3]` covers `messages[3].content[1]`
+/// but not `messages[31]`).
+fn within(path: &str, prefix: &str) -> bool {
+    path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with(' '))
+}
+
+/// Invariant 8. Every non-blank text, tool input and tool output of the input is still in the
+/// output (as a multiset of decoded values) unless a change that removes, edits or restores
+/// names its block or message.
+///
+/// # Errors
+/// The first value lost without a report.
+pub fn inv_conservation(input: &str, opts: &Options<'_>) -> Outcome {
+    let Some((t, r)) = run(input, opts)? else {
+        return Ok(());
+    };
+    if t.body != BodyKind::Request {
+        return Ok(());
+    }
+    let out = read_out(&r.body, t.format)?;
+    let mut have: HashMap<(String, String), usize> = HashMap::new();
+    for (_, k, v) in payloads(&out) {
+        *have.entry((k, v)).or_insert(0) += 1;
+    }
+    const NAMING: &[&str] = &[
+        "removed_block",
+        "removed_message",
+        "edited_block",
+        "restored_message",
+        "merged_message",
+    ];
+    // Per value: input occurrences, and the paths of those no change names. A value is lost
+    // when the input had more of it than the output; the loss is explained only when at least
+    // that many of its input occurrences are named by a change.
+    let mut inputs: HashMap<(String, String), (usize, Vec<String>)> = HashMap::new();
+    for (path, kind, value) in payloads(&t) {
+        let named = r.report.changes.iter().any(|c| {
+            NAMING.contains(&c.action) && (within(&path, &c.path) || within(&c.path, &path))
+        });
+        let e = inputs.entry((kind, value)).or_default();
+        e.0 += 1;
+        if !named {
+            e.1.push(path);
+        }
+    }
+    for (key, (count, unnamed)) in &inputs {
+        let kept = have.get(key).copied().unwrap_or(0);
+        let lost = count.saturating_sub(kept);
+        let named = count - unnamed.len();
+        if lost > named {
+            return Err(format!(
+                "{lost} of {count} input occurrence(s) of a {} are not in the output, and changes name only {named} (unnamed: {unnamed:?}): {}\nchanges: {:?}",
+                key.0,
+                clip(&key.1),
+                r.report
+                    .changes
+                    .iter()
+                    .map(|c| (c.rule, c.action, c.path.as_str()))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. Classifier stability
+// ---------------------------------------------------------------------------------------------
+
+/// How real errors get wrapped on their way to a user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrap {
+    /// The text becomes a JSON string inside a gateway's error object.
+    JsonString,
+    /// A Python SDK repr: `Error code: 400 - {'error': {'message': '…'}}`.
+    PythonRepr,
+    /// An agent's or gateway's prefix, by index into a small table.
+    Prefix(u8),
+    /// A terminal hard-wrap every `width` characters with `indent` spaces.
+    Hard {
+        /// Characters per line.
+        width: u8,
+        /// Spaces after each break.
+        indent: u8,
+    },
+}
+
+const PREFIXES: &[(&str, &str)] = &[
+    ("APIError: ", ""),
+    ("litellm.BadRequestError: AnthropicException - ", ""),
+    ("Error: ", ""),
+    ("[API Error: ", "]"),
+    ("  ⎿  API Error: 400 ", ""),
+    ("请求失败: ", ""),
+    ("AI_APICallError: ", " (retryable: false)"),
+];
+
+impl Wrap {
+    /// Wraps `text`.
+    pub fn apply(self, text: &str) -> String {
+        match self {
+            Wrap::JsonString => {
+                let inner = serde_json::to_string(text).unwrap_or_default();
+                format!(
+                    "{{\"error\":{{\"message\":{inner},\"code\":400,\"status\":\"INVALID_ARGUMENT\"}}}}"
+                )
+            }
+            Wrap::PythonRepr => {
+                let inner = text.replace('\\', "\\\\").replace('\'', "\\'");
+                format!(
+                    "Error code: 400 - {{'error': {{'message': '{inner}', 'type': 'invalid_request_error'}}}}"
+                )
+            }
+            Wrap::Prefix(i) => {
+                let (a, b) = PREFIXES[i as usize % PREFIXES.len()];
+                format!("{a}{text}{b}")
+            }
+            Wrap::Hard { width, indent } => {
+                let width = (width as usize).clamp(40, 120);
+                let mut out = String::with_capacity(text.len() + text.len() / width * 9);
+                for (i, c) in text.chars().enumerate() {
+                    if i > 0 && i % width == 0 {
+                        out.push('\n');
+                        out.extend(std::iter::repeat_n(' ', indent as usize % 9));
+                    }
+                    out.push(c);
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Invariant 9. `item`, wrapped by each of `wraps` in turn, still classifies as its labelled
+/// kind.
+///
+/// # Errors
+/// The kind it got instead.
+pub fn inv_classifier_stable(item: &ErrorItem, wraps: &[Wrap]) -> Outcome {
+    let mut text = item.body.clone();
+    for w in wraps {
+        text = w.apply(&text);
+    }
+    let d = classify(item.status, &text);
+    if d.kind == item.kind {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {:?} wrapped by {wraps:?} classified as {:?}:\n{text}",
+            item.id, item.kind, d.kind
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. No panic, bounded work
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 10. Every entry point takes `bytes` without panicking: `read_bytes` and `sniff`
+/// for each format, `check` and `repair`, `classify` (+ `plan`), `load_export` and the OpenCode
+/// conversion. "Bounded work" is checked through what each step produces: a repaired body is at
+/// most linear in the input (8 bytes out per byte in, plus 4 KiB) and findings are at most a
+/// few per block.
+///
+/// # Errors
+/// When an output exceeds its bound or a repair of a readable input fails.
+pub fn inv_no_panic(bytes: &[u8]) -> Outcome {
+    let text = String::from_utf8_lossy(bytes);
+    let _ = sniff(&text);
+    for hint in [
+        FormatHint::Auto,
+        FormatHint::Exactly(Format::Anthropic),
+        FormatHint::Exactly(Format::Gemini),
+        FormatHint::Exactly(Format::Opencode),
+    ] {
+        let Ok(t) = read_bytes(bytes, hint) else {
+            continue;
+        };
+        let opts = Options::default();
+        let findings = check(&t, &opts);
+        let bound = 8 * (t.blocks.len() + t.messages.len()) + 64;
+        if findings.len() > bound {
+            return Err(format!(
+                "{hint:?}: {} findings for {} blocks",
+                findings.len(),
+                t.blocks.len()
+            ));
+        }
+        match repair(&t, &opts) {
+            Ok(r) => {
+                if r.body.len() > 8 * bytes.len() + 4096 {
+                    return Err(format!(
+                        "{hint:?}: repair grew {} bytes into {}",
+                        bytes.len(),
+                        r.body.len()
+                    ));
+                }
+            }
+            Err(PreventError::Guard(g)) => {
+                return Err(format!("{hint:?}: repair failed closed: {g}"));
+            }
+            Err(e) => return Err(format!("{hint:?}: repair of a readable input failed: {e}")),
+        }
+    }
+    for status in [None, Some(400), Some(529)] {
+        let d = classify(status, &text);
+        let _ = plan(&d, &Attempts::new());
+    }
+    let _ = classify_with_hint(None, &text, turnkeeper_recover::Provider::Gemini);
+    if let Ok(session) = load_export(&text, "fuzz") {
+        let _ = to_model_messages(&session);
+        let req = to_anthropic_request(&session, None, &AnthropicOptions::default());
+        if let Ok(t) = read(&req.body, FormatHint::Exactly(Format::Anthropic)) {
+            let _ = check(&t, &Options::default());
+        }
+        let _ = session.to_export_array();
+    }
+    Ok(())
+}
+
+/// Invariants 1 to 8 on one input, stopping at the first violation, which is prefixed with the
+/// invariant's name.
+///
+/// # Errors
+/// `"<name>: <explanation>"`.
+pub fn all_repair_invariants(input: &str, opts: &Options<'_>) -> Outcome {
+    let checks: [(&str, Invariant); 7] = [
+        ("untouched_thinking", inv_untouched_thinking),
+        ("thinking_first", inv_thinking_first),
+        ("tool_pairing", inv_tool_pairing),
+        ("conservation", inv_conservation),
+        ("convergence", inv_convergence),
+        ("idempotent", inv_idempotent),
+        ("noop_on_valid", inv_noop_on_valid),
+    ];
+    inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    for (name, f) in checks {
+        f(input, opts).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Every fuzz body over every corpus file (so the bodies cannot rot), and the regressions.
+
+use std::path::Path;
+
+use turnkeeper_prevent::Options;
+use turnkeeper_testkit::corpus::{CORPUS_DIRS, files_under, root};
+use turnkeeper_testkit::{fuzz, inv};
+
+type Body = fn(&[u8]);
+
+const BODIES: &[(&str, Body)] = &[
+    ("parse_roundtrip", fuzz::parse_roundtrip),
+    ("repair_invariants", fuzz::repair_invariants),
+    ("classify", fuzz::classify),
+    ("opencode_storage", fuzz::opencode_storage),
+];
+
+fn run_caught(name: &str, body: Body, path: &Path, bytes: &[u8]) -> Option<String> {
+    // The failure is collected and reported once, below; the default hook would print each
+    // panic with its whole input.
+    std::panic::set_hook(Box::new(|_| {}));
+    let res = std::panic::catch_unwind(|| body(bytes));
+    drop(std::panic::take_hook());
+    res.err().map(|e| {
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        let first: String = msg.lines().take(3).collect::<Vec<_>>().join(" / ");
+        let first: String = first.chars().take(700).collect();
+        let shown = path.strip_prefix(root()).unwrap_or(path);
+        format!("{name} on {}: {first}", shown.display())
+    })
+}
+
+#[test]
+fn corpus_fuzz_bodies() {
+    let mut files = Vec::new();
+    for dir in CORPUS_DIRS {
+        files.extend(files_under(&root().join(dir)));
+    }
+    assert!(files.len() >= 100, "only {} corpus files", files.len());
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for path in &files {
+        let bytes = std::fs::read(path).expect("corpus file is readable");
+        for (name, body) in BODIES {
+            runs += 1;
+            failures.extend(run_caught(name, *body, path, &bytes));
+        }
+    }
+    assert!(runs >= 400, "{runs} runs");
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// `corpus/regressions/`: one file per regression. `<target>-<hash>` files (saved by
+/// `cargo xtask fuzz`) replay through that target's body; `<name>.json` files are transcripts
+/// that every repair invariant must hold on.
+#[test]
+fn regressions() {
+    let dir = root().join("corpus/regressions");
+    let mut failures = Vec::new();
+    for path in files_under(&dir) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let bytes = std::fs::read(&path).expect("regression file is readable");
+        if let Some((target, body)) = BODIES
+            .iter()
+            .find(|(t, _)| name.starts_with(&format!("{t}-")))
+        {
+            failures.extend(run_caught(target, *body, &path, &bytes));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        if let Err(e) = inv::all_repair_invariants(&text, &Options::default()) {
+            failures.push(format!("{name}: {e}"));
+        }
+        if let Err(e) = inv::inv_no_panic(&bytes) {
+            failures.push(format!("{name}: no_panic: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} regression(s) fail:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
