@@ -8,6 +8,7 @@ mod check;
 mod classify;
 mod input;
 mod inspect;
+mod recover;
 mod render;
 mod store;
 
@@ -38,6 +39,9 @@ enum Command {
     },
     /// Classify a provider error (however wrapped) and say what to do.
     Classify(classify::ClassifyArgs),
+    /// Plan the next step after a provider error and apply it to the failed request (exit 0:
+    /// a body to send; 3: nothing to send, the caller must act or stop).
+    Recover(recover::RecoverArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Repair(a) => check::run_repair(&a),
         Command::Store { command } => store::run(&command),
         Command::Classify(a) => classify::run(&a),
+        Command::Recover(a) => recover::run(&a),
     }
 }
 
