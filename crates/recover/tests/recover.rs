@@ -604,3 +604,70 @@ fn attempts_survive_a_json_round_trip() {
     let r = recover(&req, &d, &mut back, None).expect("recovers");
     assert_eq!(r.action, Action::DisableThinking);
 }
+
+// ---- request settings turnkeeper can change ----------------------------------------------
+
+/// `request` with its `model` value replaced.
+fn with_model(request: &str, model: &str) -> String {
+    let t = read(request, FormatHint::Auto).expect("reads");
+    let span = t.meta.model.expect("has a model").span;
+    let mut out = request.to_owned();
+    // The span holds the string's contents, quotes excluded.
+    out.replace_range(span.start as usize..span.end as usize, model);
+    out
+}
+
+/// `request` with its `thinking` value replaced by `value`.
+fn with_thinking(request: &str, value: &str) -> String {
+    let t = read(request, FormatHint::Auto).expect("reads");
+    let span = t.meta.thinking.span.expect("has thinking");
+    let mut out = request.to_owned();
+    out.replace_range(span.start as usize..span.end as usize, value);
+    out
+}
+
+#[test]
+fn a_model_without_thinking_gets_thinking_disabled_and_nothing_else() {
+    // The real Vertex error names claude-3-5-haiku; the request is a valid manual-thinking loop
+    // sent to that model.
+    let req = with_model(
+        &file("corpus/anthropic/tool_loop_manual.json"),
+        "claude-3-5-haiku-20241022",
+    );
+    let (d, r) = run(
+        "cc-haiku-does-not-support-thinking-vertex",
+        None,
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::RequestConfigInvalid);
+    assert_eq!(r.action, Action::DisableThinking);
+    // Byte-identical except for the thinking parameter (history thinking may stay: AN-20 only
+    // concerns a final assistant message).
+    assert_eq!(r.body, with_thinking(&req, r#"{"type":"disabled"}"#));
+    assert_valid(&r, &[&req]);
+}
+
+#[test]
+fn manual_thinking_unsupported_switches_to_adaptive_where_the_model_allows_it() {
+    // api-rules.md §1.2 quotes this error for Opus 4.7 and later (no public report in the corpus).
+    let err = r#"{"type":"error","error":{"type":"invalid_request_error","message":"\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior."}}"#;
+    let d = classify(Some(400), err);
+    assert_eq!(d.kind, ErrorKind::RequestConfigInvalid);
+    let base = file("corpus/anthropic/tool_loop_manual.json");
+
+    let req = with_model(&base, "claude-opus-4-7");
+    let r = recover(&req, &d, &mut Attempts::new(), None).expect("recovers");
+    assert_eq!(r.action, Action::UseAdaptive);
+    assert_eq!(r.body, with_thinking(&req, r#"{"type":"adaptive"}"#));
+    assert_valid(&r, &[&req]);
+
+    // A model without adaptive thinking: the rung is skipped, the ladder ends.
+    let req = with_model(&base, "claude-sonnet-4-5");
+    let r = recover(&req, &d, &mut Attempts::new(), None).expect("recovers");
+    assert_eq!(r.report.skipped[0].action, Action::UseAdaptive);
+    assert!(r.report.skipped[0].reason.contains("adaptive"));
+    assert!(matches!(r.action, Action::GiveUp { .. }));
+    assert_eq!(r.outcome, Outcome::HandBack);
+}
