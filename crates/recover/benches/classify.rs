@@ -1,11 +1,12 @@
-//! Throughput of `classify` over the real-error corpus (errors per second).
+//! Throughput of `classify` over the real-error corpus (errors per second), and the cost of one
+//! `recover` call (classify, plan, repair, re-check) on a damaged request.
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use turnkeeper_recover::classify;
+use turnkeeper_recover::{Attempts, classify, recover};
 
 fn corpus() -> Vec<(Option<u16>, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/errors");
@@ -43,6 +44,23 @@ fn bench(c: &mut Criterion) {
             for (status, body) in &items {
                 black_box(classify(*status, black_box(body)));
             }
+        })
+    });
+    group.finish();
+
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let Ok(request) = std::fs::read_to_string(root.join("corpus/damaged/an08_aborted_turn.json"))
+    else {
+        return;
+    };
+    let error = "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_014azqsWLU8Djh6RhmBGRC2u.";
+    let mut group = c.benchmark_group("recover");
+    group.throughput(Throughput::Bytes(request.len() as u64));
+    group.bench_function("an08_aborted_turn", |b| {
+        b.iter(|| {
+            let d = classify(Some(400), black_box(error));
+            let mut attempts = Attempts::new();
+            black_box(recover(black_box(&request), &d, &mut attempts, None).ok())
         })
     });
     group.finish();
