@@ -30,6 +30,7 @@
 
 pub mod ctx;
 pub mod finding;
+pub mod opencode;
 pub mod policy;
 pub mod profile;
 pub mod rules;
@@ -113,8 +114,9 @@ fn pipeline<'t, 'a>(
     let mut ctx = context(t, opts);
     let mut d = Draft::new(t);
     let mut s = Sink::new(apply);
-    if t.body == BodyKind::Response {
-        // A response is what the provider produced, not a request to validate.
+    if t.body == BodyKind::Response || t.format == Format::Opencode {
+        // A response is what the provider produced, not a request to validate. OpenCode storage
+        // is repaired part by part (the doctor), not through the wire rules.
         return (d, s, ctx.mode);
     }
     for rule in rules::RULES {
@@ -123,8 +125,12 @@ fn pipeline<'t, 'a>(
     (d, s, ctx.mode)
 }
 
-/// Everything the rules find in `t`, in pipeline order.
+/// Everything the rules find in `t`, in pipeline order. An OpenCode export is checked as the
+/// request OpenCode would send ([`opencode::check_export`]).
 pub fn check(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
+    if t.format == Format::Opencode {
+        return opencode::check_export(t, opts);
+    }
     pipeline(t, opts, false).1.findings
 }
 
