@@ -49,11 +49,10 @@ COMMANDS:
                              (unit, integration and doc tests; corpus_* replays included;
                              any #[ignore]d test fails the step: the house forbids them)
                 doc          RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
-                invariants   PROPTEST_CASES=2048 cargo test --workspace --release --no-fail-fast -- prop_
-                             (the same property tests, at CI strength)
-                bench        cargo bench --workspace --bench '*' --no-run, then
-                             cargo bench --workspace --bench '*' -- --test (each bench once,
-                             no timing assertions); skipped when there are no bench targets
+                invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
+                             (the same property tests on the same build, at CI strength)
+                bench        cargo test --workspace --benches (builds every bench; criterion
+                             runs each once, no timing assertions); skipped without benches
                 fuzz         for each [[bin]] of fuzz/Cargo.toml: seed fuzz/corpus/<target>/,
                              cargo fuzz build, then cargo fuzz run -s none --debug-assertions
                              <target> fuzz/corpus/<target> -- -max_total_time=N -rss_limit_mb=2048;
@@ -61,7 +60,7 @@ COMMANDS:
                              installs cargo-fuzz (cargo install cargo-fuzz --locked) when missing
               Ends with a table of steps and times and, as its last line, the test counts summed
               over every cargo test run: `N passed, M failed`.
-        --quick               fmt, clippy, test, doc, bench only (no release invariants, no fuzz)
+        --quick               fmt, clippy, test, doc, bench only (no CI-strength invariants, no fuzz)
         --skip-fuzz           everything but fuzzing
         --fuzz-seconds N      seconds per fuzz target [default: 60]; with CI=true and no
                               --fuzz-seconds, shortened (not below 15) to end within 27 minutes
