@@ -212,7 +212,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
     }
     let findings = turnkeeper::check(&tr, &opts);
     if a.json {
-        println!("{}", findings_json(&findings));
+        crate::render::emit(&findings_json(&findings).to_string());
     } else {
         let lines = Lines::new(&text);
         let mut out = String::new();
@@ -220,7 +220,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
             render::finding(&mut out, style, &name, Some((&tr, &lines)), f, &[]);
         }
         out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
-        println!("{out}");
+        crate::render::emit(&out);
     }
     exit_for(&findings)
 }
@@ -238,9 +238,8 @@ fn check_session(
     };
     let findings: Vec<Finding> = checked.findings.iter().map(|f| f.finding.clone()).collect();
     if json {
-        println!(
-            "{}",
-            json!({ "findings": checked.findings, "model": checked.model })
+        crate::render::emit(
+            &json!({ "findings": checked.findings, "model": checked.model }).to_string(),
         );
     } else {
         let tr = read(
@@ -274,7 +273,7 @@ fn check_session(
             );
         }
         out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
-        println!("{out}");
+        crate::render::emit(&out);
     }
     exit_for(&findings)
 }

@@ -45,14 +45,14 @@ pub fn run(args: &ClassifyArgs) -> ExitCode {
     let action = plan(&diagnosis, &Attempts::new());
     if args.json {
         match to_json(&diagnosis, &action) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => crate::render::emit(&json),
             Err(err) => {
                 eprintln!("turnkeeper classify: cannot encode the result: {err}");
                 return ExitCode::from(2);
             }
         }
     } else {
-        println!("{}", paragraph(&diagnosis, &action));
+        crate::render::emit(&paragraph(&diagnosis, &action));
     }
     ExitCode::SUCCESS
 }

@@ -61,9 +61,9 @@ pub fn run(a: &InspectArgs) -> ExitCode {
             "blocks": t.block_counts(),
             "thinking": t.thinking_type(),
         });
-        println!("{v}");
+        crate::render::emit(&v.to_string());
     } else {
-        print!("{}", summary(&name, &t, model.as_deref()));
+        crate::render::emit(summary(&name, &t, model.as_deref()).trim_end());
     }
     ExitCode::SUCCESS
 }

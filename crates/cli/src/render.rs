@@ -173,3 +173,21 @@ pub fn summary(findings: &[&Finding]) -> String {
         format!("{errors} error(s), {warnings} warning(s)")
     }
 }
+
+/// Prints `text` and a newline on standard output. A closed pipe (`turnkeeper check … | head`)
+/// ends the program quietly, as Unix tools do, instead of panicking like `println!`.
+pub fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let res = out
+        .write_all(text.as_bytes())
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush());
+    if let Err(e) = res {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("turnkeeper: <stdout>: {e}");
+        std::process::exit(2);
+    }
+}
