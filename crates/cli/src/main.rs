@@ -8,6 +8,7 @@ mod check;
 mod classify;
 mod input;
 mod inspect;
+mod opencode;
 mod recover;
 mod render;
 mod store;
@@ -42,6 +43,11 @@ enum Command {
     /// Plan the next step after a provider error and apply it to the failed request (exit 0:
     /// a body to send; 3: nothing to send, the caller must act or stop).
     Recover(recover::RecoverArgs),
+    /// OpenCode's stored sessions: list, check, repair in place, undo a repair.
+    Opencode {
+        #[command(subcommand)]
+        command: opencode::OpencodeCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,6 +70,7 @@ fn main() -> ExitCode {
         Command::Store { command } => store::run(&command),
         Command::Classify(a) => classify::run(&a),
         Command::Recover(a) => recover::run(&a),
+        Command::Opencode { command } => opencode::run(&command),
     }
 }
 

@@ -30,6 +30,7 @@
 //! # Ok::<(), turnkeeper::Error>(())
 //! ```
 
+pub mod doctor;
 pub mod opencode;
 
 pub use turnkeeper_guard as guard;

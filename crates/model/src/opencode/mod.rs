@@ -25,6 +25,7 @@ pub mod convert;
 pub mod error;
 pub mod store;
 pub mod types;
+pub mod write;
 
 pub use convert::{
     AnthropicOptions, AnthropicRequest, ConversionNote, ModelContent, ModelMessage, ModelOptions,
