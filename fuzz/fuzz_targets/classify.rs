@@ -1,0 +1,5 @@
+//! Fuzz target `classify`: the body is `turnkeeper_testkit::fuzz::classify`, which `cargo test` also
+//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::classify(data));

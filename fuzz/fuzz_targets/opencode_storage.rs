@@ -1,0 +1,5 @@
+//! Fuzz target `opencode_storage`: the body is `turnkeeper_testkit::fuzz::opencode_storage`, which `cargo test` also
+//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::opencode_storage(data));

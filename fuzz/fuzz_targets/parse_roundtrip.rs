@@ -1,0 +1,5 @@
+//! Fuzz target `parse_roundtrip`: the body is `turnkeeper_testkit::fuzz::parse_roundtrip`, which `cargo test` also
+//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::parse_roundtrip(data));
