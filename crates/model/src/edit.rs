@@ -490,7 +490,14 @@ impl<'t, 'a> Draft<'t, 'a> {
         for (k, b) in list.iter().enumerate() {
             if k > 0 {
                 match (spans[k - 1], spans[k]) {
-                    (Some((a, sa)), Some((b2, sb))) if b2 == a + 1 && sa.end <= sb.start => {
+                    // Neighbours in the same input message: keep the separator between them.
+                    // Consecutive flat indices may belong to two messages; their gap is not a
+                    // separator.
+                    (Some((a, sa)), Some((b2, sb)))
+                        if b2 == a + 1
+                            && blocks[a as usize].msg == blocks[b2 as usize].msg
+                            && sa.end <= sb.start =>
+                    {
                         out.push_str(&src[sa.end as usize..sb.start as usize]);
                     }
                     _ => out.push_str(default_sep),

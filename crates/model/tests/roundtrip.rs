@@ -83,3 +83,20 @@ fn corpus_removing_one_block_keeps_every_other_block_identical() {
     }
     assert!(edited >= 50, "only {edited} transcripts edited");
 }
+
+/// Regression (found by the repair invariants): moving the first block of one message to the end
+/// of the previous one made them flat-index neighbours, and the writer copied the bytes between
+/// the two messages as if they were a separator.
+#[test]
+fn blocks_moved_across_messages_get_a_plain_separator() {
+    let src = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}, {"role":"user","content":[{"type":"text","text":"b"}]}]}"#;
+    let t = read(src, FormatHint::Auto).expect("reads");
+    let mut d = Draft::new(&t);
+    let moved = d.block_handle(1, 0).expect("block");
+    d.remove_message(1);
+    d.insert_block(0, 1, moved);
+    assert_eq!(
+        d.output(),
+        r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}"#
+    );
+}

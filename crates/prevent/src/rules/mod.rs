@@ -2,7 +2,8 @@
 //!
 //! Order is deliberate: restoring from the store comes first (it brings back what later rules
 //! would otherwise "repair"); then signatures and schema (whole-block removals); then structure
-//! (empty blocks, empty messages, the first message, merges); then pairing (which may add a user
+//! (trailing thinking first, since removing it can leave a whitespace lead-in that is no longer
+//! one; then empty blocks, empty messages, the first message, merges); then pairing (which may add a user
 //! message); then trailing and ordering rules for thinking; then the trailing assistant message;
 //! then the open tool loop (AN-16, which may change the thinking mode); then prefix binding (which
 //! must see every edit made before it); and last the request settings, checked as they will be
@@ -56,6 +57,11 @@ pub const RULES: &[Rule] = &[
         run: structure::an06_schema,
     },
     Rule {
+        name: "trailing-thinking",
+        ids: &["AN-19"],
+        run: thinking::an19_trailing,
+    },
+    Rule {
         name: "empty-text",
         ids: &["AN-05"],
         run: structure::an05_empty_text,
@@ -69,11 +75,6 @@ pub const RULES: &[Rule] = &[
         name: "gemini-roles",
         ids: &["GM-12"],
         run: gemini::gm12_roles,
-    },
-    Rule {
-        name: "trailing-thinking",
-        ids: &["AN-19"],
-        run: thinking::an19_trailing,
     },
     Rule {
         name: "empty-messages",

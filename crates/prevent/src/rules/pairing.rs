@@ -400,13 +400,10 @@ fn rebuild(
             }
         }
         if k != first && d.block_count(k) == 0 && d.is_string_content(k).is_none() {
-            d.remove_message(k);
-            s.changed(
+            s.remove_message(
                 d,
                 r_late,
-                "removed_message",
-                k.min(d.len().saturating_sub(1)),
-                None,
+                k,
                 "removed a message left empty once its results moved up",
             );
             end -= 1;

@@ -307,6 +307,9 @@ fn is_pause_turn(d: &Draft<'_, '_>, i: usize) -> bool {
 /// prefill (4.6 and later), it is removed, unless it is a `pause_turn` continuation. With
 /// thinking off on a model that allows prefill, only its thinking blocks are removed (AN-20).
 pub fn an03_prefill(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    if d.transcript().format != turnkeeper_model::Format::Anthropic {
+        return;
+    }
     while let Some(i) = d.len().checked_sub(1) {
         if d.role(i) != Role::Assistant || is_pause_turn(d, i) || i == 0 {
             return;
