@@ -5,6 +5,7 @@
 //! [`parse`].
 
 mod cmd;
+mod crash;
 mod fuzz;
 mod parse;
 mod verify;
@@ -49,6 +50,8 @@ COMMANDS:
                              (unit, integration and doc tests; corpus_* replays included;
                              any #[ignore]d test fails the step: the house forbids them)
                 doc          RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
+                crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper --test doctor_crash
+                             (see `crash` below, with 10 runs per store)
                 invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
                              (the same property tests on the same build, at CI strength)
                 bench        cargo test --workspace --benches (builds every bench; criterion
@@ -82,6 +85,12 @@ COMMANDS:
         --max-bytes N         largest file kept [default: 8192]
         --max-files N         most files kept per target [default: 64]
         --asan                build with AddressSanitizer
+
+    crash     The OpenCode doctor's crash test: `opencode repair` runs killed at random write
+              steps and by SIGKILL, each checked (every file old or new, undo restores the
+              original), for the JSON tree and opencode.db.
+        --runs N              runs per store [default: 120]
+        --seed N              repeat a run sequence (the seed is printed)
 
     help      This text (also -h, --help, and --help after any command).
 
@@ -206,6 +215,12 @@ fn run(argv: Vec<String>) -> Result<()> {
             };
             let target = args.finish(true)?;
             fuzz::campaign(&root, &fuzz::CampaignOptions { target, ..opts })
+        }
+        Some("crash") => {
+            let runs = args.number("--runs")?.unwrap_or(crash::RUNS);
+            let seed = args.number("--seed")?;
+            args.finish(false)?;
+            crash::crash(&root, runs, seed)
         }
         Some("corpus") => {
             let opts = fuzz::CorpusOptions {

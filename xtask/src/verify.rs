@@ -286,6 +286,12 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         Check::Status,
     )?;
 
+    v.step(
+        "crash (opencode repair killed at random)",
+        &crate::crash::command(&root, crate::crash::VERIFY_RUNS, None),
+        Check::Tests,
+    )?;
+
     if opts.quick {
         v.skip("invariants (CI strength)", "--quick");
     } else {

@@ -10,7 +10,7 @@
 //! | damage | repair | why this way |
 //! | --- | --- | --- |
 //! | empty or whitespace-only `text` part in a message that is sent | the part is removed | OpenCode's Anthropic filter drops only `""`; whitespace-only text is sent and rejected ("text content blocks must contain non-whitespace text"). Marking it `ignored` would not work: OpenCode honours `ignored` on user text only (seed 003 rule 1), and an empty part carries nothing to keep. |
-//! | `reasoning` part whose `metadata.anthropic.signature` can never verify (empty, Gemini's sentinel, not base64: [`turnkeeper_guard::provenance`]) | the part is removed | thinking is never edited; a block that cannot verify can only go (api-rules AN-23) |
+//! | `reasoning` part whose `metadata.anthropic.signature` can never verify (empty, Gemini's sentinel, not base64: [`turnkeeper_guard::provenance()`]) | the part is removed | thinking is never edited; a block that cannot verify can only go (api-rules AN-23) |
 //! | plugin-written `thinking` part without a plausible signature (seed 000's synthetic thinking) | the part is removed | a made-up thinking block is rejected whenever a plugin replays it |
 //! | plugin-written `tool_result` part naming a call that does not exist | the part is removed | an orphan result (peers.md §1.2) |
 //! | `tool` part still `pending`/`running` in a finished message | its state becomes `error` with [`INTERRUPTED_TOOL`] and a start/end time | what OpenCode itself writes at the end of a turn (opencode-storage.md §6.1), with the text the model was already shown for it (seed 003 rule 8) |

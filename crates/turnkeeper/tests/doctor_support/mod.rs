@@ -100,6 +100,33 @@ pub fn rows(db: &Path) -> R<String> {
     Ok(out)
 }
 
+/// The message and part rows of each session (`rows:<session>` → text, `time_updated` left
+/// out): each session changes in one transaction, so each is old or new as a whole.
+pub fn rows_by_session(db: &Path) -> R<BTreeMap<String, Vec<u8>>> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let mut out: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for sql in [
+        "SELECT session_id, 'message ' || id || ' ' || time_created || ' ' || CAST(data AS TEXT) \
+         FROM message ORDER BY id",
+        "SELECT session_id, 'part ' || id || ' ' || message_id || ' ' || time_created || ' ' || \
+         CAST(data AS TEXT) FROM part ORDER BY id",
+    ] {
+        let mut stmt = conn.prepare(sql)?;
+        let mut q = stmt.query([])?;
+        while let Some(r) = q.next()? {
+            let session: Option<String> = r.get(0)?;
+            let line: Option<String> = r.get(1)?;
+            let entry = out
+                .entry(format!("rows:{}", session.unwrap_or_default()))
+                .or_default();
+            entry.extend_from_slice(line.unwrap_or_default().as_bytes());
+            entry.push(b'\n');
+        }
+    }
+    Ok(out)
+}
+
 /// A store under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -137,10 +164,7 @@ impl Kind {
     pub fn snapshot(self, work: &Path) -> R<BTreeMap<String, Vec<u8>>> {
         match self {
             Kind::Json => tree(&work.join("storage")),
-            Kind::Sqlite => Ok(BTreeMap::from([(
-                "rows".to_owned(),
-                rows(&work.join("opencode.db"))?.into_bytes(),
-            )])),
+            Kind::Sqlite => rows_by_session(&work.join("opencode.db")),
         }
     }
 }

@@ -92,16 +92,11 @@ pub fn mint_part_id(siblings: &[&str], seed: &str) -> String {
         .filter_map(|s| native_counter(s))
         .max()
         .unwrap_or(0);
-    let mut counter = native_max + 1;
-    for _ in 0..64 {
-        if counter >= 1 << 48 {
-            break;
-        }
+    for counter in (native_max + 1..1 << 48).take(64) {
         let id = format!("prt_{counter:012x}{tail}");
         if id.as_str() > max && !siblings.contains(&id.as_str()) {
             return id;
         }
-        counter += 1;
     }
     // Foreign-shaped siblings (`prt_zzz…`): extend the largest one.
     format!("{max}{tail}")

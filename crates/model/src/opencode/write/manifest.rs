@@ -9,7 +9,7 @@ use super::fsops::{confined, create_dirs, safe_id, stamp_now, write_atomic};
 use super::{BACKUP_DIR, WriteError};
 
 /// The manifest's file name inside a backup directory. Its presence means the backup is
-/// complete; after an undo it is renamed to [`UNDONE`].
+/// complete; after an undo it is renamed to `manifest.undone.json`.
 pub const MANIFEST: &str = "manifest.json";
 
 /// The manifest's name once the backup has been restored by an undo.

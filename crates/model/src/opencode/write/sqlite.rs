@@ -106,11 +106,11 @@ fn immediate<T>(
 
 /// Applies `plan` to the SQLite store `db` (`opencode.db`).
 ///
-/// Under one write lock (`BEGIN IMMEDIATE`): checks every part row is still what the plan saw,
-/// copies the whole database with SQLite's online backup API to
-/// `<dir of db>/turnkeeper-backup/<session>/<stamp>/opencode.db`, writes the manifest, makes
-/// every change, and commits. A run killed before the commit leaves the database unchanged
-/// (SQLite rolls the journal back on the next open).
+/// First copies the whole database with SQLite's online backup API to
+/// `<dir of db>/turnkeeper-backup/<session>/<stamp>/opencode.db`; then, under one write lock
+/// (`BEGIN IMMEDIATE`), checks that every part row, live and in the copy, is still what the plan
+/// saw, writes the manifest, makes every change, and commits. A run killed before the commit
+/// leaves the database unchanged (SQLite rolls the journal back on the next open).
 ///
 /// # Errors
 /// [`WriteError::UnknownSchema`], [`WriteError::Conflict`], [`WriteError::Sqlite`],
