@@ -1,8 +1,10 @@
 //! The `turnkeeper` command-line tool: inspect, check and repair LLM conversation transcripts,
-//! record provider responses in a turn store, and classify provider errors.
+//! record provider responses in a turn store, classify provider errors and plan the retry, and
+//! doctor OpenCode sessions on disk.
 //!
 //! Exit codes: 0 success (for `check`: no error-level finding); 1 `check` found errors; 2
-//! unreadable input or a usage error; 3 `repair` left errors the policy cannot repair.
+//! unreadable input or a usage error; 3 `repair` left errors the policy cannot repair, or
+//! `recover` gives up or hands the decision back to the caller.
 
 mod check;
 mod classify;
