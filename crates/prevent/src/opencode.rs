@@ -13,7 +13,9 @@ use turnkeeper_model::opencode::convert::{
     AnthropicOptions, AnthropicRequest, ThinkingMode, to_anthropic_request,
 };
 use turnkeeper_model::opencode::store::{Session, load_export};
-use turnkeeper_model::{Format, FormatHint, ModelError, Transcript, read};
+use turnkeeper_model::{
+    Draft, DraftBlock, Format, FormatHint, ModelError, NewBlock, Role, Transcript, read,
+};
 
 use crate::Options;
 use crate::finding::Finding;
@@ -72,7 +74,31 @@ fn thinking_for(opts: &Options<'_>, model: Option<&str>) -> ThinkingMode {
     }
 }
 
-/// Converts `session` and checks it. The model defaults to the one the session recorded.
+/// The text of the user message [`next_turn_body`] appends.
+pub const NEXT_PROMPT: &str = "(next prompt)";
+
+/// The request body with a user message appended when it ends with an assistant message: the
+/// request the session's next prompt produces. `None` when it already ends with a user message.
+///
+/// A stored session normally ends with the assistant's reply, and OpenCode appends the user's
+/// next prompt before it sends anything; a trailing assistant message is therefore not a
+/// problem of the session (it would be a prefill, api-rules.md AN-03, only if sent as is).
+pub fn next_turn_body(body: &str) -> Option<String> {
+    let t = read(body, FormatHint::Exactly(Format::Anthropic)).ok()?;
+    if t.messages.last()?.role != Role::Assistant {
+        return None;
+    }
+    let mut d = Draft::new(&t);
+    let mut json = String::from("{\"type\":\"text\",\"text\":");
+    turnkeeper_model::json::write_string(&mut json, NEXT_PROMPT);
+    json.push('}');
+    let block = NewBlock::new(Format::Anthropic, json).ok()?;
+    d.insert_message(d.len(), Role::User, vec![DraftBlock::New(Box::new(block))]);
+    Some(d.output().into_owned())
+}
+
+/// Converts `session` and checks it as its next request will be sent ([`next_turn_body`]).
+/// The model defaults to the one the session recorded.
 ///
 /// # Errors
 /// When the converted body cannot be read (a bug in the conversion).
@@ -88,11 +114,16 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
             opencode_filter: true,
         },
     );
-    let t = read(&request.body, FormatHint::Exactly(Format::Anthropic))?;
+    let next = next_turn_body(&request.body);
+    let t = read(
+        next.as_deref().unwrap_or(&request.body),
+        FormatHint::Exactly(Format::Anthropic),
+    )?;
     let opts = Options {
         model: model.clone(),
         ..opts.clone()
     };
+    // The appended prompt comes last, so every converted message keeps its index.
     let findings = crate::check(&t, &opts)
         .into_iter()
         .map(|f| {
@@ -173,6 +204,12 @@ pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
                     "{} (at {converted} of the request OpenCode sends)",
                     f.message
                 );
+            }
+            // `repair` works on wire bodies; a stored session is repaired part by part with
+            // `turnkeeper opencode repair`, which says what it can fix.
+            if f.repair.take().is_some() {
+                f.message
+                    .push_str("; repair the stored session with `turnkeeper opencode repair`");
             }
             f
         })

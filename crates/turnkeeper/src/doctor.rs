@@ -29,19 +29,16 @@ use turnkeeper_model::opencode::store::{Session, StoredMessage, StoredPart};
 use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part};
 use turnkeeper_model::opencode::write::{self, Applied, PartChange, WriteError, pretty_json};
 use turnkeeper_model::opencode::{Origin, compact_json};
-use turnkeeper_model::{Format, FormatHint, read};
-use turnkeeper_prevent::{Options, Severity, check};
+use turnkeeper_prevent::{Options, Severity};
 
 use crate::Error;
-use crate::opencode::{SessionCheck, SessionFinding, check_session};
+use crate::opencode::{SessionCheck, check_session};
 
 /// The text of the synthetic part added to a finished assistant turn that has thinking but no
 /// text or tool call.
 pub const PLACEHOLDER_TEXT: &str = "[no text output]";
 
-/// The user message appended to a session that ends with the assistant's reply, to check the
-/// request its next prompt will produce.
-pub const NEXT_PROMPT: &str = "(next prompt)";
+pub use turnkeeper_prevent::opencode::NEXT_PROMPT;
 
 /// What kind of damage a repair fixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -429,58 +426,16 @@ pub fn simulate(session: &Session, plan: &DoctorPlan) -> Session {
     s
 }
 
-/// The request body with a user message appended when it ends with an assistant message: the
-/// request the session's next prompt produces. `None` when it already ends with a user message.
-pub fn next_turn_body(body: &str) -> Option<String> {
-    let t = read(body, FormatHint::Exactly(Format::Anthropic)).ok()?;
-    let last = t.messages.last()?;
-    if last.role != turnkeeper_model::view::Role::Assistant {
-        return None;
-    }
-    let head = body.strip_suffix("]}")?;
-    Some(format!(
-        "{head},{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":{}}}]}}]}}",
-        serde_json::Value::from(NEXT_PROMPT)
-    ))
-}
+pub use turnkeeper_prevent::opencode::next_turn_body;
 
-/// Checks a stored session as its next request will be sent.
-///
-/// A stored session normally ends with the assistant's reply; OpenCode appends the user's next
-/// prompt before sending, so a trailing assistant message is not an error of the session. This
-/// converts the session ([`check_session`]), appends a user message when the request ends with
-/// an assistant message ([`next_turn_body`]), and checks that. Findings map back to OpenCode
-/// message and part ids as in [`check_session`].
+/// Checks a stored session the way its next request will be sent (see
+/// [`turnkeeper_prevent::opencode::check_session`]); findings map back to OpenCode message and
+/// part ids.
 ///
 /// # Errors
 /// When the converted body cannot be read (a bug in the conversion).
 pub fn check_stored(session: &Session, opts: &Options<'_>) -> Result<SessionCheck, Error> {
-    let mut checked = check_session(session, opts)?;
-    let Some(body) = next_turn_body(&checked.request.body) else {
-        return Ok(checked);
-    };
-    let t = read(&body, FormatHint::Exactly(Format::Anthropic))?;
-    let opts = Options {
-        model: checked.model.clone(),
-        ..opts.clone()
-    };
-    let request = &checked.request;
-    checked.findings = check(&t, &opts)
-        .into_iter()
-        .map(|f| {
-            let origin = match (f.message_index, f.block_index) {
-                (Some(m), Some(b)) => request.origin(m, b),
-                (Some(m), None) => request.origin(m, 0),
-                _ => None,
-            };
-            SessionFinding {
-                message_id: origin.map(|o| o.message_id.clone()),
-                part_id: f.block_index.and(origin.map(|o| o.part_id.clone())),
-                finding: f,
-            }
-        })
-        .collect();
-    Ok(checked)
+    check_session(session, opts)
 }
 
 /// True when an error-level finding is left.

@@ -84,7 +84,7 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 /// AN-05: empty or whitespace-only text blocks. They are removed; a `cache_control` they carried
 /// moves to the nearest cacheable block of the same message. Text blocks with a signature (Gemini
 /// parts, GM-06) and the whitespace lead-in of adaptive responses are left alone.
-pub fn an05_empty_text(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     if d.transcript().format != turnkeeper_model::Format::Anthropic {
         return;
     }
@@ -121,6 +121,8 @@ pub fn an05_empty_text(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
                 continue;
             }
             s.remove_block(d, "AN-05", i, j, format!("removed {what}"));
+            // Removing it can leave the message ending in thinking (AN-19).
+            crate::rules::thinking::trailing_thinking(ctx, d, s, i);
             if let Some(cache) = cache {
                 move_cache_control(d, s, i, j, &cache);
             }
@@ -182,6 +184,9 @@ fn is_empty_message(d: &Draft<'_, '_>, i: usize) -> bool {
 /// AN-04: every message but an optional final assistant message needs non-empty content. Empty
 /// messages are removed.
 pub fn an04_empty_messages(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    if d.transcript().format != turnkeeper_model::Format::Anthropic {
+        return;
+    }
     let mut i = 0;
     while i < d.len() {
         let last = i + 1 == d.len();
@@ -202,6 +207,9 @@ pub fn an04_empty_messages(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
 /// tool results then become orphans for AN-10). Mid-conversation `system` messages may never be
 /// first either (AN-30).
 pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    if d.transcript().format != turnkeeper_model::Format::Anthropic {
+        return;
+    }
     if d.is_empty() || d.role(0) == Role::User || !(0..d.len()).any(|i| d.role(i) == Role::User) {
         if !d.is_empty() && d.role(0) != Role::User {
             s.find(
@@ -346,14 +354,13 @@ pub fn an03_prefill(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`",
                 Some("remove the thinking blocks from the final assistant message"));
             if s.apply {
-                let mut j = 0;
-                while j < d.block_count(i) {
-                    if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
-                        s.remove_block(d, "AN-20", i, j, "removed thinking from the final assistant message: thinking is disabled");
-                    } else {
-                        j += 1;
-                    }
-                }
+                crate::rules::thinking::drop_thinking(
+                    d,
+                    s,
+                    "AN-20",
+                    i,
+                    "removed thinking from the final assistant message: thinking is disabled",
+                );
             }
         }
         return;

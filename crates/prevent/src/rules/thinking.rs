@@ -199,41 +199,48 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
 /// AN-19: an assistant message must not end with a thinking block (an interrupted stream).
 /// Signed trailing blocks are progress updates on models that allow them and stay.
 pub fn an19_trailing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic || ctx.profile.trailing_thinking_ok {
+    for i in 0..d.len() {
+        trailing_thinking(ctx, d, s, i);
+    }
+}
+
+/// AN-19 on message `i`: finds (and with `Sink::apply`, removes) the thinking blocks it ends
+/// with. A message made of one thinking block in the last position is the prefill case, left to
+/// AN-03/AN-20. Also called by rules whose removals can expose a trailing thinking block.
+pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink, i: usize) {
+    if d.transcript().format != Format::Anthropic
+        || ctx.profile.trailing_thinking_ok
+        || d.role(i) != Role::Assistant
+    {
         return;
     }
-    for i in 0..d.len() {
-        if d.role(i) != Role::Assistant {
-            continue;
+    while let Some(n) = d.block_count(i).checked_sub(1) {
+        let thinking_last = d
+            .block(i, n)
+            .is_some_and(|b| b.kind() == BlockKind::Thinking);
+        let prefill = n == 0 && i + 1 == d.len();
+        if !thinking_last || prefill {
+            break;
         }
-        while let Some(n) = d.block_count(i).checked_sub(1) {
-            if !d
-                .block(i, n)
-                .is_some_and(|b| b.kind() == BlockKind::Thinking)
-                || n == 0 && d.block_count(i) == 1 && i + 1 == d.len()
-            {
-                break;
-            }
-            s.find(
-                d,
-                "AN-19",
-                Severity::Error,
-                i,
-                Some(n),
-                "The final block in an assistant message cannot be `thinking`",
-                Some("remove the trailing thinking block"),
-            );
-            if !s.apply {
-                break;
-            }
-            s.remove_block(
-                d,
-                "AN-19",
-                i,
-                n,
-                "removed a trailing thinking block (an interrupted stream)",
-            );
+        s.find(
+            d,
+            "AN-19",
+            Severity::Error,
+            i,
+            Some(n),
+            "The final block in an assistant message cannot be `thinking`",
+            Some("remove the trailing thinking block"),
+        );
+        if !s.apply {
+            break;
         }
+        s.remove_block(
+            d,
+            "AN-19",
+            i,
+            n,
+            "removed a trailing thinking block (an interrupted stream)",
+        );
     }
 }
 
@@ -245,7 +252,8 @@ pub fn an18_thinking_first(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sin
     if d.transcript().format != Format::Anthropic || ctx.mode != Mode::Manual {
         return;
     }
-    for i in 0..d.len() {
+    // From the end, so a message that ends up empty and goes leaves earlier indices valid.
+    for i in (0..d.len()).rev() {
         if d.role(i) != Role::Assistant
             || !d.has_thinking(i)
             || d.first_kind(i).is_some_and(|k| k.is_thinking())
@@ -262,14 +270,59 @@ pub fn an18_thinking_first(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sin
         if !s.apply || restore(ctx, d, s, i, "AN-18") {
             continue;
         }
-        let mut j = 0;
-        while j < d.block_count(i) {
-            if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
-                s.remove_block(d, "AN-18", i, j, "removed a thinking block that did not lead its message (moving it would be an edit the API rejects)");
-            } else {
-                j += 1;
-            }
+        drop_thinking(
+            d,
+            s,
+            "AN-18",
+            i,
+            "removed a thinking block that did not lead its message (moving it would be an edit the API rejects)",
+        );
+    }
+}
+
+/// Removes every thinking block of message `i` (reported under `rule`), then the whitespace
+/// text that led into them (an adaptive lead-in is valid only before thinking, AN-05), then the
+/// message itself if nothing is left and it is not the last (AN-04). Callers walking messages by
+/// index walk them from the end.
+pub(crate) fn drop_thinking(
+    d: &mut Draft<'_, '_>,
+    s: &mut Sink,
+    rule: &'static str,
+    i: usize,
+    reason: &str,
+) {
+    let mut j = 0;
+    while j < d.block_count(i) {
+        if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
+            s.remove_block(d, rule, i, j, reason);
+        } else {
+            j += 1;
         }
+    }
+    let mut j = 0;
+    while j < d.block_count(i) {
+        let orphaned_lead_in = d.block(i, j).is_some_and(|b| {
+            b.kind() == BlockKind::Text && b.is_blank() && b.block.signature.is_none()
+        });
+        if orphaned_lead_in {
+            s.remove_block(
+                d,
+                "AN-05",
+                i,
+                j,
+                "removed whitespace text that led into thinking blocks that were removed",
+            );
+        } else {
+            j += 1;
+        }
+    }
+    if d.block_count(i) == 0 && i + 1 < d.len() {
+        s.remove_message(
+            d,
+            "AN-04",
+            i,
+            "removed a message left with no content once its thinking went",
+        );
     }
 }
 
@@ -388,15 +441,15 @@ pub fn an25_prefix(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             ctx.drop_block = true;
         }
         PrefixEdit::StripAfterEdit => {
-            for i in later {
-                let mut j = 0;
-                while j < d.block_count(i) {
-                    if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
-                        s.remove_block(d, "AN-25", i, j, "removed a prefix-bound thinking block after an earlier repair (its prefix changed, so it can no longer verify)");
-                    } else {
-                        j += 1;
-                    }
-                }
+            // From the end, so a message that ends up empty and goes leaves earlier indices valid.
+            for i in later.into_iter().rev() {
+                drop_thinking(
+                    d,
+                    s,
+                    "AN-25",
+                    i,
+                    "removed a prefix-bound thinking block after an earlier repair (its prefix changed, so it can no longer verify)",
+                );
             }
         }
     }
