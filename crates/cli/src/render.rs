@@ -28,35 +28,68 @@ impl Style {
     }
 }
 
-/// Line starts of a text, for offset → line/column.
+/// Line starts of a text, indexed on first use (a run with no finding never pays for it).
 pub struct Lines<'a> {
     src: &'a str,
-    starts: Vec<usize>,
+    starts: std::cell::OnceCell<Vec<usize>>,
 }
 
 impl<'a> Lines<'a> {
     pub fn new(src: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(
-            src.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        Lines { src, starts }
+        Lines {
+            src,
+            starts: std::cell::OnceCell::new(),
+        }
     }
-    /// 1-based line and column (in characters) of `offset`.
-    pub fn locate(&self, offset: usize) -> (usize, usize, &'a str) {
-        let line = self
-            .starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1);
-        let start = self.starts[line];
-        let end = self.starts.get(line + 1).map_or(self.src.len(), |e| e - 1);
-        let text = self.src.get(start..end).unwrap_or("");
-        let col = self.src.get(start..offset).map_or(0, |s| s.chars().count()) + 1;
-        (line + 1, col, text)
+
+    fn starts(&self) -> &[usize] {
+        self.starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(
+                self.src
+                    .bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i + 1),
+            );
+            starts
+        })
     }
+    /// 1-based line and column (in characters) of `offset`, and a window of the line around it:
+    /// `(line, column, window, column within the window, window starts mid-line)`. The window is
+    /// at most a few hundred bytes, so a one-line minified body costs the same as a short line.
+    pub fn locate(&self, offset: usize) -> (usize, usize, &'a str, usize, bool) {
+        let offset = offset.min(self.src.len());
+        let starts = self.starts();
+        let line = starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let start = starts[line];
+        let end = starts.get(line + 1).map_or(self.src.len(), |e| e - 1);
+        let from = floor_char(self.src, offset.saturating_sub(60).max(start));
+        let to = floor_char(self.src, (offset + 120).min(end));
+        let window = self.src.get(from..to).unwrap_or("");
+        let in_window = self.src.get(from..offset).map_or(0, |s| s.chars().count());
+        // Characters up to the window, counted only for lines short enough to count cheaply.
+        let before = if from - start <= 4096 {
+            self.src.get(start..from).map_or(0, |s| s.chars().count())
+        } else {
+            from - start
+        };
+        (
+            line + 1,
+            before + in_window + 1,
+            window,
+            in_window,
+            from > start,
+        )
+    }
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// The span a finding points at in `t`.
@@ -98,7 +131,7 @@ pub fn finding(
     let span = t.and_then(|(t, _)| span_of(t, f));
     match (span, t) {
         (Some(span), Some((_, lines))) => {
-            let (line, col, text) = lines.locate(span.start as usize);
+            let (line, col, window, at, clipped) = lines.locate(span.start as usize);
             let _ = writeln!(
                 out,
                 "  {} {name}:{line}:{col} ({})",
@@ -111,28 +144,27 @@ pub fn finding(
             let gutter = line.to_string().len();
             let bar = style.paint("1;34", "|");
             let _ = writeln!(out, "{:gutter$} {bar}", "");
-            // A window of the line around the column: minified bodies are one long line.
-            let chars: Vec<char> = text.chars().collect();
-            let from = col.saturating_sub(1).saturating_sub(20);
-            let to = (from + 100).min(chars.len());
-            let shown: String = chars[from.min(chars.len())..to]
-                .iter()
-                .map(|c| if *c == '\t' { ' ' } else { *c })
+            let shown: String = window
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
-            let lead = if from > 0 { "…" } else { "" };
+            let lead = if clipped { "…" } else { "" };
             let _ = writeln!(
                 out,
                 "{} {bar} {lead}{shown}",
                 style.paint("1;34", &format!("{line:>gutter$}"))
             );
-            let caret_at = col - 1 - from + lead.chars().count();
-            let len = span.len().clamp(1, to.saturating_sub(col - 1).max(1));
+            let caret_at = at + lead.chars().count();
+            let len = span
+                .len()
+                .clamp(1, window.chars().count().saturating_sub(at).max(1))
+                .min(100);
             let _ = writeln!(
                 out,
                 "{:gutter$} {bar} {}{}",
                 "",
                 " ".repeat(caret_at),
-                style.paint(code, &"^".repeat(len.min(100)))
+                style.paint(code, &"^".repeat(len))
             );
         }
         _ => {

@@ -88,9 +88,23 @@ impl StrSpan {
         }
     }
 
-    /// True when the decoded string is empty or JSON/Unicode whitespace only.
+    /// True when the decoded string is empty or JSON/Unicode whitespace only. Decides from the
+    /// raw bytes without allocating unless the string is made only of escapes, ASCII whitespace
+    /// and non-ASCII bytes (which may be Unicode whitespace).
     pub fn is_blank(&self, src: &str) -> bool {
-        self.decode(src).trim().is_empty()
+        let raw = self.raw(src);
+        if !self.escaped {
+            return raw.trim().is_empty();
+        }
+        let maybe_blank = raw.bytes().all(|b| {
+            b >= 0x80
+                || matches!(
+                    b,
+                    b' ' | b'\t' | b'\n' | b'\r' | b'\\' | b'n' | b't' | b'r' | b'u'
+                )
+                || b.is_ascii_hexdigit()
+        });
+        maybe_blank && unescape(raw).trim().is_empty()
     }
 }
 
@@ -709,6 +723,28 @@ mod tests {
         let raw = r#"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\u0000 z"#;
         let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap_or_default();
         assert_eq!(unescape(raw), want);
+    }
+
+    #[test]
+    fn blank_detection_agrees_with_decoding() {
+        let cases = [
+            ("", true),
+            ("  \\n\\t ", true),
+            ("\\u0020\\u00a0", true),
+            ("\\u3000", true),
+            ("\\u0041", false),
+            ("a", false),
+            ("\\n x", false),
+            ("\u{3000}", true),
+            ("\\\\", false),
+        ];
+        for (raw, blank) in cases {
+            let src = format!("\"{raw}\"");
+            let st = Scanner::new(&src)
+                .and_then(|mut s| s.string())
+                .expect("a string");
+            assert_eq!(st.is_blank(&src), blank, "{raw:?}");
+        }
     }
 
     #[test]

@@ -480,6 +480,17 @@ fn read_anthropic_blocks(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Span
     })
 }
 
+/// Fields other SDKs leave on content blocks, which the Anthropic schema rejects (api-rules.md
+/// AN-06: Gemini's `thoughtSignature`, the AI SDK's `providerOptions`/`providerMetadata`,
+/// DeepSeek's `reasoning_content`).
+pub const FOREIGN_FIELDS: [&str; 5] = [
+    "thoughtSignature",
+    "thought_signature",
+    "providerOptions",
+    "providerMetadata",
+    "reasoning_content",
+];
+
 /// Classifies an Anthropic block type name (api-rules.md §1.1).
 pub fn anthropic_kind(t: &str) -> BlockKind {
     match t {
@@ -528,8 +539,7 @@ fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
             "cache_control" => b.cache_control = Some(s.skip_value()?),
             "is_error" => b.is_error = s.opt_bool()?,
             // Fields other SDKs leave on blocks; the Anthropic schema rejects them (AN-06).
-            "thoughtSignature" | "thought_signature" | "providerOptions" | "providerMetadata"
-            | "reasoning_content" => {
+            k if FOREIGN_FIELDS.contains(&k) => {
                 b.foreign_key = Some(key);
                 s.skip_value()?;
             }

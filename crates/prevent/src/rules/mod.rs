@@ -104,6 +104,11 @@ pub const RULES: &[Rule] = &[
         run: pairing::an08_pairing,
     },
     Rule {
+        name: "first-user-after-pairing",
+        ids: &["AN-01"],
+        run: structure::an01_after_pairing,
+    },
+    Rule {
         name: "tool-ids",
         ids: &["AN-12"],
         run: pairing::an12_tool_ids,

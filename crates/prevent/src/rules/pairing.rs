@@ -497,6 +497,17 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     if d.transcript().format != Format::Anthropic {
         return;
     }
+    // The common case, every id valid, costs one pass and no allocation.
+    let all_valid = (0..d.len()).all(|i| {
+        d.blocks(i).all(|b| match b.kind() {
+            BlockKind::ToolCall => b.id().is_some_and(|x| valid_tool_id(&x)),
+            BlockKind::ToolResult => b.tool_use_id().is_some_and(|x| valid_tool_id(&x)),
+            _ => true,
+        })
+    });
+    if all_valid {
+        return;
+    }
     let mut bad: Vec<(usize, usize, String, &'static str)> = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
     for i in 0..d.len() {

@@ -32,9 +32,23 @@ pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                         None);
                 }
             } else {
-                let sig = b.block.has_signature_key.then(|| "signature".to_owned());
-                for field in [sig, foreign].into_iter().flatten() {
-                    let Some(b) = d.block(i, j) else { break };
+                if !b.block.has_signature_key && foreign.is_none() {
+                    j += 1;
+                    continue;
+                }
+                // The view records one foreign field; a block may carry several.
+                let mut fields: Vec<String> = object::members(b.raw())
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|(k, _, _)| k.decode(b.raw()).into_owned())
+                    .filter(|k| {
+                        k == "signature"
+                            || turnkeeper_model::read::FOREIGN_FIELDS.contains(&k.as_str())
+                    })
+                    .collect();
+                fields.dedup();
+                let type_name = b.type_name().into_owned();
+                for field in &fields {
                     s.find(
                         d,
                         "AN-06",
@@ -42,24 +56,28 @@ pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                         i,
                         Some(j),
                         format!(
-                            "`{field}` on a `{}` block: \"Extra inputs are not permitted\"",
-                            b.type_name()
+                            "`{field}` on a `{type_name}` block: \"Extra inputs are not permitted\""
                         ),
                         Some(&format!("remove the `{field}` field")),
                     );
-                    if s.apply {
-                        let edited = object::remove_key(b.raw(), &field)
-                            .and_then(|json| NewBlock::new(d.transcript().format, json).ok());
-                        if let Some(nb) = edited {
-                            s.edit_block(
-                                d,
-                                "AN-06",
-                                i,
-                                j,
-                                nb,
-                                format!("removed a `{field}` field the block type does not define"),
-                            );
-                        }
+                }
+                if s.apply && !fields.is_empty() {
+                    let mut json = b.raw().to_owned();
+                    for field in &fields {
+                        json = object::remove_key(&json, field).unwrap_or(json);
+                    }
+                    if let Ok(nb) = NewBlock::new(d.transcript().format, json) {
+                        s.edit_block(
+                            d,
+                            "AN-06",
+                            i,
+                            j,
+                            nb,
+                            format!(
+                                "removed field(s) the block type does not define: {}",
+                                fields.join(", ")
+                            ),
+                        );
                     }
                 }
             }
@@ -250,6 +268,14 @@ pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
             }
             break;
         }
+    }
+}
+
+/// AN-01 again, in `repair` only: removing orphan results can empty the first user message
+/// (pairing runs after AN-01), which makes an assistant message first.
+pub fn an01_after_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    if s.apply && !d.is_empty() && d.role(0) != Role::User {
+        an01_first_user(ctx, d, s);
     }
 }
 
