@@ -7,6 +7,7 @@
 //! follows it. Everything a repair does here changes user messages only (or adds one), so no
 //! thinking block is touched (api-rules.md §5.2, AN-08 row).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
@@ -65,10 +66,27 @@ impl Analysis {
     }
 }
 
+/// The key of a result block, borrowed from the text when it can be (no allocation in the
+/// common case of an unescaped id).
+fn result_key<'d>(d: &'d Draft<'_, '_>, i: usize, j: usize) -> Option<Cow<'d, str>> {
+    let b = d.block(i, j)?;
+    match b.tool_use_id() {
+        Some(id) => Some(id),
+        None => Some(Cow::Owned(format!(
+            "name:{}",
+            b.str(b.block.name).unwrap_or_default()
+        ))),
+    }
+}
+
 fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String)]) -> Analysis {
-    let mut want: HashMap<&str, usize> = HashMap::new();
+    // Turns have a handful of calls: linear scans over a small vector beat hashing.
+    let mut want: Vec<(&str, usize)> = Vec::with_capacity(calls.len());
     for (k, _) in calls {
-        *want.entry(k.as_str()).or_insert(0) += 1;
+        match want.iter_mut().find(|(w, _)| *w == k.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => want.push((k.as_str(), 1)),
+        }
     }
     let mut a = Analysis {
         missing: Vec::new(),
@@ -77,7 +95,6 @@ fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String
         orphans: Vec::new(),
         dups: Vec::new(),
     };
-    let all: HashSet<&str> = calls.iter().map(|(k, _)| k.as_str()).collect();
     for k in first..end {
         let mut seen_other = false;
         for j in 0..d.block_count(k) {
@@ -86,11 +103,11 @@ fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String
                 seen_other = true;
                 continue;
             }
-            let Some((key, _)) = call_key(d, k, j) else {
+            let Some(key) = result_key(d, k, j) else {
                 continue;
             };
-            match want.get_mut(key.as_str()) {
-                Some(n) if *n > 0 => {
+            match want.iter_mut().find(|(w, _)| *w == key.as_ref()) {
+                Some((_, n)) if *n > 0 => {
                     *n -= 1;
                     if k != first {
                         a.late += 1;
@@ -98,14 +115,13 @@ fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String
                         a.not_first = true;
                     }
                 }
-                _ if all.contains(key.as_str()) => a.dups.push((k, j)),
-                _ => a.orphans.push((k, j)),
+                Some(_) => a.dups.push((k, j)),
+                None => a.orphans.push((k, j)),
             }
         }
     }
-    let mut left = want;
     for (k, name) in calls {
-        if let Some(n) = left.get_mut(k.as_str()).filter(|n| **n > 0) {
+        if let Some((_, n)) = want.iter_mut().find(|(w, n)| *w == k.as_str() && *n > 0) {
             *n -= 1;
             a.missing.push((k.clone(), name.clone()));
         }
