@@ -276,6 +276,8 @@ pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
 pub fn an01_after_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     if s.apply && !d.is_empty() && d.role(0) != Role::User {
         an01_first_user(ctx, d, s);
+        // The removed turn's results are orphans now (AN-10).
+        crate::rules::pairing::an08_pairing(ctx, d, s);
     }
 }
 
