@@ -205,7 +205,7 @@ pub fn an19_trailing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 }
 
 /// AN-19 on message `i`: finds (and with `Sink::apply`, removes) the thinking blocks it ends
-/// with. A message made of one thinking block in the last position is the prefill case, left to
+/// with, and the message when nothing is left and it is not the last (AN-04). A message made of one thinking block in the last position is the prefill case, left to
 /// AN-03/AN-20. Also called by rules whose removals can expose a trailing thinking block.
 pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink, i: usize) {
     if d.transcript().format != Format::Anthropic
@@ -240,6 +240,14 @@ pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
             i,
             n,
             "removed a trailing thinking block (an interrupted stream)",
+        );
+    }
+    if s.apply && d.block_count(i) == 0 && i + 1 < d.len() {
+        s.remove_message(
+            d,
+            "AN-04",
+            i,
+            "removed a message left with no content once its trailing thinking went",
         );
     }
 }
