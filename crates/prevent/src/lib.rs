@@ -152,13 +152,13 @@ pub struct Repaired<'a> {
 pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>, PreventError> {
     let ledger_in = Ledger::take(t);
     let (d, s, _mode) = pipeline(t, opts, true);
-    let body = d.output();
+    let first = d.output();
     let mut report = Report {
         changes: s.changes,
         request_changes: s.request,
         findings_left: Vec::new(),
     };
-    match &body {
+    let out = match first {
         Cow::Borrowed(_) => {
             // Nothing was changed, so every rule saw the input as `check` sees it: its findings
             // are what is left.
@@ -169,32 +169,81 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
             } else {
                 s.findings
             };
+            return Ok(Repaired {
+                body: first,
+                report,
+            });
         }
-        Cow::Owned(out) => {
-            let out_t = read(out, FormatHint::Exactly(t.format))
-                .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
-            let mut ledger = ledger_in;
-            for raw in &s.restored {
-                ledger.allow_restored(raw);
+        Cow::Owned(out) => out,
+    };
+    // A repair can expose what an earlier rule would have fixed (a blank block left last, a
+    // message left empty). Run the pipeline again on the result until nothing changes: a pass
+    // that changes nothing found exactly what `check` finds, which is what is left.
+    let mut removed = s.removed_guarded;
+    let mut restored = s.restored;
+    let mut current = out;
+    let mut settled = false;
+    for pass in 2..=MAX_PASSES {
+        let again = next_pass_options(opts, &report);
+        let t2 = read(&current, FormatHint::Exactly(t.format))
+            .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+        let (d2, s2, _) = pipeline(&t2, &again, true);
+        let next = match d2.output() {
+            Cow::Borrowed(_) => {
+                report.findings_left = s2.findings;
+                settled = true;
+                break;
             }
-            ledger.verify(&out_t, s.removed_guarded)?;
-            let mut again = opts.clone();
-            if report
-                .request_changes
-                .iter()
-                .any(|r| matches!(r, RequestChange::SetParam { key, .. } if key == "thinking"))
-            {
-                again.thinking = None;
-            }
-            for r in &report.request_changes {
-                if let RequestChange::AddBeta { value, .. } = r {
-                    again.betas.push(value.clone());
-                }
-            }
-            report.findings_left = check(&out_t, &again);
+            Cow::Owned(next) => next,
+        };
+        removed += s2.removed_guarded;
+        restored.extend(s2.restored);
+        report.changes.extend(s2.changes.into_iter().map(|mut c| {
+            c.path = format!("{} (pass {pass})", c.path);
+            c
+        }));
+        report.request_changes.extend(s2.request);
+        current = next;
+    }
+    let out_t = read(&current, FormatHint::Exactly(t.format))
+        .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+    let mut ledger = ledger_in;
+    for raw in &restored {
+        ledger.allow_restored(raw);
+    }
+    ledger.verify(&out_t, removed)?;
+    if !settled {
+        report.findings_left = check(&out_t, &next_pass_options(opts, &report));
+    }
+    Ok(Repaired {
+        body: Cow::Owned(current),
+        report,
+    })
+}
+
+/// How many times `repair` runs the pipeline at most (the first pass and the passes that mop up
+/// what it exposed).
+const MAX_PASSES: usize = 3;
+
+/// The options for checking a repaired body: its own `thinking` parameter when a repair set it,
+/// and the `anthropic-beta` values the caller now sends.
+fn next_pass_options<'s>(opts: &Options<'s>, report: &Report) -> Options<'s> {
+    let mut again = opts.clone();
+    if report
+        .request_changes
+        .iter()
+        .any(|r| matches!(r, RequestChange::SetParam { key, .. } if key == "thinking"))
+    {
+        again.thinking = None;
+    }
+    for r in &report.request_changes {
+        if let RequestChange::AddBeta { value, .. } = r
+            && !again.betas.contains(value)
+        {
+            again.betas.push(value.clone());
         }
     }
-    Ok(Repaired { body, report })
+    again
 }
 
 /// Reads `src` (any format, or the one given) and checks it.

@@ -214,6 +214,7 @@ pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
     {
         return;
     }
+    let mut removed_any = false;
     while let Some(n) = d.block_count(i).checked_sub(1) {
         let thinking_last = d
             .block(i, n)
@@ -241,8 +242,9 @@ pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
             n,
             "removed a trailing thinking block (an interrupted stream)",
         );
+        removed_any = true;
     }
-    if s.apply && d.block_count(i) == 0 && i + 1 < d.len() {
+    if removed_any && d.block_count(i) == 0 && i + 1 < d.len() {
         s.remove_message(
             d,
             "AN-04",
