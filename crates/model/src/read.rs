@@ -417,17 +417,7 @@ fn read_anthropic_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mes
     if s.peek_kind()? != Kind::Object {
         return Err(ReadErr::shape(s.pos(), "expected a message object"));
     }
-    let mut m = Message {
-        span: Span::default(),
-        role: Role::Other,
-        role_raw: None,
-        content: Content::Missing,
-        content_span: None,
-        id: None,
-        error: None,
-        error_name: None,
-        completed: true,
-    };
+    let mut m = Message::empty(Role::Other);
     let first_block = blocks.len();
     let span = s.object(|s, key| -> R<()> {
         if key_is(src, key, "role") {
@@ -661,17 +651,7 @@ fn read_gemini_content(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Messag
         return Err(ReadErr::shape(s.pos(), "expected a content object"));
     }
     // A missing role defaults to `user` (python-genai `Content` docstring, api-rules.md §2.1).
-    let mut m = Message {
-        span: Span::default(),
-        role: Role::User,
-        role_raw: None,
-        content: Content::Missing,
-        content_span: None,
-        id: None,
-        error: None,
-        error_name: None,
-        completed: true,
-    };
+    let mut m = Message::empty(Role::User);
     let first_block = blocks.len();
     m.span = s.object(|s, key| -> R<()> {
         if key_is(src, key, "role") {
@@ -834,17 +814,8 @@ fn read_opencode_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mess
             "expected an object with `info` and `parts`",
         ));
     }
-    let mut m = Message {
-        span: Span::default(),
-        role: Role::Other,
-        role_raw: None,
-        content: Content::Missing,
-        content_span: None,
-        id: None,
-        error: None,
-        error_name: None,
-        completed: false,
-    };
+    let mut m = Message::empty(Role::Other);
+    m.completed = false;
     let first_block = blocks.len();
     m.span = s.object(|s, key| -> R<()> {
         if key_is(src, key, "info") && s.peek_kind()? == Kind::Object {

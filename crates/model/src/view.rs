@@ -219,6 +219,23 @@ pub struct Message {
     pub completed: bool,
 }
 
+impl Message {
+    /// A message with `role` and nothing else read yet (the readers fill it in).
+    pub fn empty(role: Role) -> Message {
+        Message {
+            span: Span::default(),
+            role,
+            role_raw: None,
+            content: Content::Missing,
+            content_span: None,
+            id: None,
+            error: None,
+            error_name: None,
+            completed: true,
+        }
+    }
+}
+
 /// The request's `thinking` parameter (Anthropic), or Gemini's `thinkingConfig`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThinkingParam {
