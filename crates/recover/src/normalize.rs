@@ -37,8 +37,13 @@ impl Normalized {
                 n.emit(c);
                 continue;
             }
-            // A run of backslashes is one escape, whatever the nesting depth that produced it.
-            while chars.peek() == Some(&'\\') {
+            // A run of backslashes is one escape, whatever the nesting depth that produced it. A
+            // terminal may hard-wrap between the backslash and the escaped letter (`\` at the
+            // end of a line, `n` on the next): the wrap is skipped and the escape kept whole.
+            while chars
+                .peek()
+                .is_some_and(|c| *c == '\\' || c.is_whitespace())
+            {
                 chars.next();
             }
             match chars.peek().copied() {
@@ -131,6 +136,13 @@ mod tests {
         let n = Normalized::new("│ Internal server \n     error │");
         assert_eq!(n.lower, "internalservererror");
         assert_eq!(n.spaced, "Internal server error");
+    }
+
+    #[test]
+    fn an_escape_split_by_a_hard_wrap_stays_one_escape() {
+        // Found by the `classify` fuzz target: a hard wrap between `\` and `n`.
+        let n = Normalized::new("thinking mode mu\\\n       n   st be passed back");
+        assert_eq!(n.lower, "thinkingmodemustbepassedback");
     }
 
     #[test]
