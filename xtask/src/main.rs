@@ -48,7 +48,7 @@ COMMANDS:
                 clippy       cargo clippy --workspace --all-targets -- -D warnings
                 test         PROPTEST_CASES=64 cargo test --workspace --no-fail-fast
                              (unit, integration and doc tests; corpus_* replays included;
-                             any #[ignore]d test fails the step: the house forbids them)
+                             any test marked `ignore` fails the step: the house forbids them)
                 doc          RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
                 crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper --test doctor_crash
                              (see `crash` below, with 10 runs per store)

@@ -10,7 +10,7 @@ pub struct TestCounts {
     pub passed: u64,
     /// Tests that failed.
     pub failed: u64,
-    /// Tests marked `#[ignore]` (forbidden in this house).
+    /// Tests marked with the `ignore` attribute (forbidden in this house).
     pub ignored: u64,
     /// Tests left out by a name filter.
     pub filtered_out: u64,

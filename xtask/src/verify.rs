@@ -69,7 +69,7 @@ struct StepResult {
 enum Check {
     /// The exit status alone decides.
     Status,
-    /// libtest output: sum the counts and refuse `#[ignore]`d tests.
+    /// libtest output: sum the counts and refuse tests marked with the `ignore` attribute.
     Tests,
 }
 
@@ -117,7 +117,7 @@ impl Verify {
             problem = Some(format!("{}{which}", fmt_status(out.status)));
         } else if matches!(check, Check::Tests) && counts.ignored > 0 {
             problem = Some(format!(
-                "{} ignored test(s): #[ignore] is forbidden in this house (invariants run at CI \
+                "{} ignored test(s): the `ignore` attribute is forbidden in this house (invariants run at CI \
                  strength through PROPTEST_CASES and the `prop_` filter instead)",
                 counts.ignored
             ));
