@@ -662,18 +662,11 @@ fn read_gemini_content(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Messag
                 _ => Role::Other,
             };
         } else if key_is(src, key, "parts") && s.peek_kind()? == Kind::Array {
+            // A duplicate `parts` key: the last one wins, as in serde_json.
             blocks.truncate(first_block);
-            let span = s
-                .array(|s, j| -> R<()> {
-                    let b = read_gemini_part(s).map_err(|e| e.at_index(j))?;
-                    blocks.push(b);
-                    Ok(())
-                })
-                .map_err(|e| e.at_key("parts"))?;
-            m.content = Content::Blocks {
-                first: first_block as u32,
-                len: (blocks.len() - first_block) as u32,
-            };
+            let (content, span) =
+                read_block_list(s, blocks, read_gemini_part).map_err(|e| e.at_key("parts"))?;
+            m.content = content;
             m.content_span = Some(span);
         } else {
             s.skip_value()?;
@@ -681,6 +674,27 @@ fn read_gemini_content(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Messag
         Ok(())
     })?;
     Ok(m)
+}
+
+/// Reads an array of blocks with `read_one`, appending them to `blocks`, and returns the
+/// message content that covers them and the array's span.
+fn read_block_list(
+    s: &mut Scanner<'_>,
+    blocks: &mut Vec<Block>,
+    read_one: fn(&mut Scanner<'_>) -> R<Block>,
+) -> R<(Content, Span)> {
+    let first = blocks.len();
+    let span = s.array(|s, j| -> R<()> {
+        blocks.push(read_one(s).map_err(|e| e.at_index(j))?);
+        Ok(())
+    })?;
+    Ok((
+        Content::Blocks {
+            first: first as u32,
+            len: (blocks.len() - first) as u32,
+        },
+        span,
+    ))
 }
 
 fn read_function_obj(s: &mut Scanner<'_>, b: &mut Block, result: bool) -> R<()> {
@@ -861,18 +875,11 @@ fn read_opencode_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mess
             })
             .map_err(|e| e.at_key("info"))?;
         } else if key_is(src, key, "parts") && s.peek_kind()? == Kind::Array {
+            // A duplicate `parts` key: the last one wins, as in serde_json.
             blocks.truncate(first_block);
-            let span = s
-                .array(|s, j| -> R<()> {
-                    let b = read_opencode_part(s).map_err(|e| e.at_index(j))?;
-                    blocks.push(b);
-                    Ok(())
-                })
-                .map_err(|e| e.at_key("parts"))?;
-            m.content = Content::Blocks {
-                first: first_block as u32,
-                len: (blocks.len() - first_block) as u32,
-            };
+            let (content, span) =
+                read_block_list(s, blocks, read_opencode_part).map_err(|e| e.at_key("parts"))?;
+            m.content = content;
             m.content_span = Some(span);
         } else {
             s.skip_value()?;

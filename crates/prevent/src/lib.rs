@@ -119,7 +119,10 @@ fn pipeline<'t, 'a>(
         // is repaired part by part (the doctor), not through the wire rules.
         return (d, s, ctx.mode);
     }
-    for rule in rules::RULES {
+    for rule in rules::RULES
+        .iter()
+        .filter(|r| r.formats.contains(&t.format))
+    {
         (rule.run)(&mut ctx, &mut d, &mut s);
     }
     (d, s, ctx.mode)

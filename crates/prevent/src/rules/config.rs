@@ -2,7 +2,7 @@
 //! "Related request-configuration errors"). These are findings with the fix in the report; they
 //! are the caller's settings, so `repair` does not change them.
 
-use turnkeeper_model::{Draft, Format};
+use turnkeeper_model::Draft;
 
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
@@ -11,9 +11,6 @@ use crate::profile::Mode;
 /// The thinking mode, budget, `max_tokens`, sampling and `tool_choice` checks.
 pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     let t = d.transcript();
-    if t.format != Format::Anthropic {
-        return;
-    }
     let m = &t.meta;
     let p = &ctx.profile;
     let model = if p.model.is_empty() {

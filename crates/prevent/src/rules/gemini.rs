@@ -13,9 +13,6 @@ pub const DUMMY_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// GM-12: roles are `user` and `model` only.
 pub fn gm12_roles(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Gemini {
-        return;
-    }
     for i in 0..d.len() {
         if d.role(i) == Role::Other {
             s.find(
@@ -34,9 +31,6 @@ pub fn gm12_roles(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 /// GM-13: a content with no parts, or an empty part, is invalid. Empty text parts without a
 /// signature are removed; contents left with no parts are removed.
 pub fn gm13_empty(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Gemini {
-        return;
-    }
     let mut i = 0;
     while i < d.len() {
         let mut j = 0;
@@ -90,9 +84,7 @@ pub fn gm13_empty(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 /// Where none was ever given, the documented dummy is set on that first call only; a real
 /// signature is never overwritten.
 pub fn gm01_signatures(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Gemini
-        || ctx.profile.gemini_signatures != GeminiSignatures::Required
-    {
+    if ctx.profile.gemini_signatures != GeminiSignatures::Required {
         return;
     }
     let start = (0..d.len())

@@ -15,7 +15,7 @@ pub mod pairing;
 pub mod structure;
 pub mod thinking;
 
-use turnkeeper_model::Draft;
+use turnkeeper_model::{Draft, Format};
 
 use crate::ctx::{Ctx, Sink};
 
@@ -26,6 +26,8 @@ pub struct Rule {
     pub name: &'static str,
     /// The rule ids from api-rules.md it covers.
     pub ids: &'static [&'static str],
+    /// The formats it applies to; the pipeline skips it for others.
+    pub formats: &'static [Format],
     /// The function.
     pub run: fn(&mut Ctx<'_>, &mut Draft<'_, '_>, &mut Sink),
 }
@@ -44,56 +46,67 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "restore",
         ids: &["AN-22"],
+        formats: &[Format::Anthropic],
         run: thinking::an22_restore,
     },
     Rule {
         name: "signatures",
         ids: &["AN-23", "AN-06"],
+        formats: &[Format::Anthropic],
         run: thinking::an23_signatures,
     },
     Rule {
         name: "schema",
         ids: &["AN-06"],
+        formats: &[Format::Anthropic],
         run: structure::an06_schema,
     },
     Rule {
         name: "trailing-thinking",
         ids: &["AN-19"],
+        formats: &[Format::Anthropic],
         run: thinking::an19_trailing,
     },
     Rule {
         name: "empty-text",
         ids: &["AN-05"],
+        formats: &[Format::Anthropic],
         run: structure::an05_empty_text,
     },
     Rule {
         name: "gemini-empty",
         ids: &["GM-13"],
+        formats: &[Format::Gemini],
         run: gemini::gm13_empty,
     },
     Rule {
         name: "gemini-roles",
         ids: &["GM-12"],
+        formats: &[Format::Gemini],
         run: gemini::gm12_roles,
     },
     Rule {
         name: "empty-messages",
         ids: &["AN-04"],
+        formats: &[Format::Anthropic],
         run: structure::an04_empty_messages,
     },
     Rule {
         name: "first-user",
         ids: &["AN-01"],
+        formats: &[Format::Anthropic],
         run: structure::an01_first_user,
     },
     Rule {
         name: "same-role",
         ids: &["AN-02"],
+        formats: &[Format::Anthropic, Format::Gemini],
         run: structure::an02_same_role,
     },
     Rule {
         name: "server-tools",
         ids: &["AN-15"],
+        formats: &[Format::Anthropic],
         run: pairing::an15_server_tools,
     },
     Rule {
@@ -101,46 +114,55 @@ pub const RULES: &[Rule] = &[
         ids: &[
             "AN-08", "AN-09", "AN-10", "AN-11", "GM-03", "GM-09", "GM-10",
         ],
+        formats: &[Format::Anthropic, Format::Gemini],
         run: pairing::an08_pairing,
     },
     Rule {
         name: "first-user-after-pairing",
         ids: &["AN-01"],
+        formats: &[Format::Anthropic],
         run: structure::an01_after_pairing,
     },
     Rule {
         name: "tool-ids",
         ids: &["AN-12"],
+        formats: &[Format::Anthropic],
         run: pairing::an12_tool_ids,
     },
     Rule {
         name: "thinking-first",
         ids: &["AN-18"],
+        formats: &[Format::Anthropic],
         run: thinking::an18_thinking_first,
     },
     Rule {
         name: "prefill",
         ids: &["AN-03", "AN-20"],
+        formats: &[Format::Anthropic],
         run: structure::an03_prefill,
     },
     Rule {
         name: "open-loop",
         ids: &["AN-16"],
+        formats: &[Format::Anthropic],
         run: thinking::an16_open_loop,
     },
     Rule {
         name: "gemini-signatures",
         ids: &["GM-01", "GM-02", "GM-05"],
+        formats: &[Format::Gemini],
         run: gemini::gm01_signatures,
     },
     Rule {
         name: "prefix-binding",
         ids: &["AN-25"],
+        formats: &[Format::Anthropic],
         run: thinking::an25_prefix,
     },
     Rule {
         name: "config",
         ids: &["config"],
+        formats: &[Format::Anthropic],
         run: config::config,
     },
 ];

@@ -514,9 +514,6 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
 /// as Kimi's `functions.Bash:0`) are rewritten deterministically, with a hash suffix on
 /// collision, on both the call and its results.
 pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic {
-        return;
-    }
     // The common case, every id valid, costs one pass and no allocation.
     let all_valid = (0..d.len()).all(|i| {
         d.blocks(i).all(|b| match b.kind() {
@@ -592,9 +589,6 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 /// assistant message. An assistant message that ends in an unanswered `server_tool_use` is a
 /// valid continuation and is left alone.
 pub fn an15_server_tools(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic {
-        return;
-    }
     for i in 0..d.len() {
         let mut seen: HashSet<String> = HashSet::new();
         let mut j = 0;

@@ -15,9 +15,6 @@ use crate::profile::Mode;
 /// rejects them: "Extra inputs are not permitted"). On a thinking block nothing can be removed
 /// without altering the block, so `cache_control` or a foreign field there is reported only.
 pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != turnkeeper_model::Format::Anthropic {
-        return;
-    }
     for i in 0..d.len() {
         let mut j = 0;
         while j < d.block_count(i) {
@@ -103,9 +100,6 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 /// moves to the nearest cacheable block of the same message. Text blocks with a signature (Gemini
 /// parts, GM-06) and the whitespace lead-in of adaptive responses are left alone.
 pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != turnkeeper_model::Format::Anthropic {
-        return;
-    }
     for i in 0..d.len() {
         let mut j = 0;
         while j < d.block_count(i) {
@@ -202,9 +196,6 @@ fn is_empty_message(d: &Draft<'_, '_>, i: usize) -> bool {
 /// AN-04: every message but an optional final assistant message needs non-empty content. Empty
 /// messages are removed.
 pub fn an04_empty_messages(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != turnkeeper_model::Format::Anthropic {
-        return;
-    }
     let mut i = 0;
     while i < d.len() {
         let last = i + 1 == d.len();
@@ -225,9 +216,6 @@ pub fn an04_empty_messages(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
 /// tool results then become orphans for AN-10). Mid-conversation `system` messages may never be
 /// first either (AN-30).
 pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != turnkeeper_model::Format::Anthropic {
-        return;
-    }
     if d.is_empty() || d.role(0) == Role::User || !(0..d.len()).any(|i| d.role(i) == Role::User) {
         if !d.is_empty() && d.role(0) != Role::User {
             s.find(
@@ -343,9 +331,6 @@ fn is_pause_turn(d: &Draft<'_, '_>, i: usize) -> bool {
 /// prefill (4.6 and later), it is removed, unless it is a `pause_turn` continuation. With
 /// thinking off on a model that allows prefill, only its thinking blocks are removed (AN-20).
 pub fn an03_prefill(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != turnkeeper_model::Format::Anthropic {
-        return;
-    }
     while let Some(i) = d.len().checked_sub(1) {
         if d.role(i) != Role::Assistant || is_pause_turn(d, i) || i == 0 {
             return;

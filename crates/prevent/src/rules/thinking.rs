@@ -80,9 +80,25 @@ fn restore(
     i: usize,
     rule: &'static str,
 ) -> bool {
-    let Some((blocks, guarded)) = stored_original(ctx, d, i) else {
-        return false;
-    };
+    match stored_original(ctx, d, i) {
+        Some(original) => {
+            put_back(d, s, i, rule, original);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Replaces message `i`'s blocks with the stored original (from [`stored_original`]), counting
+/// the replaced thinking blocks as removed and allowing the restored ones.
+fn put_back(
+    d: &mut Draft<'_, '_>,
+    s: &mut Sink,
+    i: usize,
+    rule: &'static str,
+    original: (Vec<DraftBlock>, Vec<String>),
+) {
+    let (blocks, guarded) = original;
     let replaced = d
         .blocks(i)
         .filter(|b| is_guarded(b.block) && b.orig.is_some())
@@ -98,7 +114,6 @@ fn restore(
         None,
         "put back the assistant turn exactly as the provider returned it (turn store)",
     );
-    true
 }
 
 /// AN-22: assistant turns whose thinking differs from the stored original are restored from the
@@ -110,12 +125,12 @@ pub fn an22_restore(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         if d.role(i) != Role::Assistant {
             continue;
         }
-        if stored_original(ctx, d, i).is_some() {
+        if let Some(original) = stored_original(ctx, d, i) {
             s.find(d, "AN-22", Severity::Error, i, None,
                 "`thinking` or `redacted_thinking` blocks differ from the original response: they must remain as they were",
                 Some("restore the turn from the store"));
             if s.apply {
-                restore(ctx, d, s, i, "AN-22");
+                put_back(d, s, i, "AN-22", original);
             }
         } else if Some(i) == last_assistant && d.transcript().format == Format::Anthropic {
             let edited_looking = d.has_thinking(i)
@@ -137,9 +152,6 @@ pub fn an22_restore(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 /// empty, a Gemini sentinel, not base64) and redacted blocks without `data` are removed whole.
 /// AN-16 then decides what the open turn needs.
 pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic {
-        return;
-    }
     for i in 0..d.len() {
         if d.role(i) != Role::Assistant {
             continue;
@@ -259,7 +271,7 @@ pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
 /// as they are (real-traffic/), so nothing is done there. The repair restores the stored original;
 /// without one, the message's thinking is removed (reported), and AN-16 then handles an open loop.
 pub fn an18_thinking_first(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic || ctx.mode != Mode::Manual {
+    if ctx.mode != Mode::Manual {
         return;
     }
     // From the end, so a message that ends up empty and goes leaves earlier indices valid.
@@ -354,7 +366,7 @@ pub fn open_loop_start(d: &Draft<'_, '_>) -> Option<usize> {
 /// with thinking. The policy's strategies, in order: restore from the store; disable thinking for
 /// this request; switch to adaptive; close the loop with a user message.
 pub fn an16_open_loop(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic || ctx.mode != Mode::Manual {
+    if ctx.mode != Mode::Manual {
         return;
     }
     let Some(i) = open_loop_start(d) else { return };
@@ -424,11 +436,7 @@ fn describe(ladder: &[MissingThinking]) -> String {
 /// unchanged. When a repair edited an earlier message, every thinking block from the edit point
 /// on is stripped (or, by policy, the API is asked to drop them: `drop_block` and its beta).
 pub fn an25_prefix(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    if d.transcript().format != Format::Anthropic
-        || !ctx.profile.prefix_bound
-        || !s.apply
-        || ctx.drop_block
-    {
+    if !ctx.profile.prefix_bound || !s.apply || ctx.drop_block {
         return;
     }
     let Some(edit) = s.first_edit else { return };
