@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use crate::error::ModelError;
 use crate::json::{Span, StrSpan, write_string};
 use crate::read::read_block;
-use crate::view::{Block, BlockKind, BodyKind, Content, Format, Role, Transcript};
+use crate::view::{Block, BlockKind, BodyKind, Content, Format, Role, Summary, Transcript};
 
 /// A block that did not come from the input: its JSON text and its view (spans into `json`).
 #[derive(Clone, Debug)]
@@ -265,7 +265,44 @@ impl<'t, 'a> Draft<'t, 'a> {
 
     /// The blocks of message `i`.
     pub fn blocks(&self, i: usize) -> impl Iterator<Item = BlockRef<'_>> + '_ {
-        (0..self.block_count(i)).filter_map(move |j| self.block(i, j))
+        // An untouched message walks its slice of the flat list directly; an edited one resolves
+        // each draft block. One of the two iterators is always empty.
+        let (orig, first, list): (&[Block], u32, &[DraftBlock]) = match self.msgs.get(i) {
+            Some(DraftMessage::Orig { idx, blocks: None }) => {
+                let idx = *idx as usize;
+                let first = match self.t.messages[idx].content {
+                    Content::Blocks { first, .. } => first,
+                    _ => 0,
+                };
+                (self.t.blocks_of(idx), first, &[])
+            }
+            Some(DraftMessage::Orig {
+                blocks: Some(b), ..
+            })
+            | Some(DraftMessage::New { blocks: b, .. }) => (&[], 0, b.as_slice()),
+            None => (&[], 0, &[]),
+        };
+        let src = self.t.src;
+        orig.iter()
+            .zip(first..)
+            .map(move |(block, n)| BlockRef {
+                src,
+                block,
+                orig: Some(n),
+            })
+            .chain(list.iter().map(move |db| self.resolve(db)))
+    }
+
+    /// What message `i`'s blocks hold: the reader's summary for an untouched message, worked
+    /// out again for an edited or new one.
+    pub fn summary(&self, i: usize) -> Summary {
+        match self.msgs.get(i) {
+            Some(DraftMessage::Orig { idx, blocks: None }) => {
+                self.t.messages[*idx as usize].summary
+            }
+            Some(_) => Summary::of(self.blocks(i).map(|b| b.block)),
+            None => Summary::default(),
+        }
     }
 
     /// The original location `(message, block)` of block `j` of message `i`, when it is an

@@ -94,7 +94,7 @@ impl StrSpan {
     pub fn is_blank(&self, src: &str) -> bool {
         let raw = self.raw(src);
         if !self.escaped {
-            return raw.trim().is_empty();
+            return raw.trim_start().is_empty();
         }
         let maybe_blank = raw.bytes().all(|b| {
             b >= 0x80

@@ -32,6 +32,6 @@ pub use error::ModelError;
 pub use json::{Span, StrSpan};
 pub use read::{FormatHint, read, read_block, read_bytes, sniff};
 pub use view::{
-    Block, BlockKind, BodyKind, Content, Format, Message, RequestMeta, Role, ThinkingParam,
-    Transcript,
+    Block, BlockKind, BodyKind, Content, Format, Kinds, Message, RequestMeta, Role, Summary,
+    ThinkingParam, Transcript,
 };

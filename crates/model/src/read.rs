@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use crate::error::ModelError;
 use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
 use crate::view::{
-    Block, BlockKind, BodyKind, Content, Format, Message, RequestMeta, Role, Transcript,
+    Block, BlockKind, BodyKind, Content, Format, Message, RequestMeta, Role, Summary, Transcript,
 };
 
 /// A path segment, collected while an error bubbles up.
@@ -167,15 +167,18 @@ pub fn read(src: &str, hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
         Ok(())
     })();
     res.map_err(|e| e.into_model_error(src))?;
-    for (i, m) in t.messages.iter().enumerate() {
+    for (i, m) in t.messages.iter_mut().enumerate() {
         if let Content::Blocks { first, len } = m.content {
+            let mut summary = Summary::default();
             for (j, b) in t.blocks[first as usize..(first + len) as usize]
                 .iter_mut()
                 .enumerate()
             {
                 b.msg = i as u32;
                 b.pos = j as u32;
+                summary.add(b);
             }
+            m.summary = summary;
         }
     }
     Ok(t)
@@ -225,7 +228,15 @@ pub fn sniff(src: &str) -> Result<Format, ModelError> {
                 // Stop at the first decisive key: the reader validates the whole input and
                 // names the place of any error; sniffing only needs the shape.
                 let res = s.object(|s, key| -> R<()> {
-                    if key_is(src, key, "messages") {
+                    // `max_tokens`, `thinking` and `anthropic_version` are Messages API keys
+                    // (Gemini's are `generationConfig.maxOutputTokens` and `thinkingConfig`); a
+                    // body starting with them is read as Anthropic without skipping the system
+                    // prompt and tools that usually sit before `messages`.
+                    if key_is(src, key, "messages")
+                        || key_is(src, key, "max_tokens")
+                        || key_is(src, key, "thinking")
+                        || key_is(src, key, "anthropic_version")
+                    {
                         found = Some(Format::Anthropic);
                         return Err(ReadErr::shape(0, "found"));
                     } else if key_is(src, key, "contents") {
@@ -286,6 +297,7 @@ fn read_anthropic_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
                         let m =
                             read_anthropic_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
                         messages.push(m);
+                        reserve_ahead(&mut messages, &mut blocks, s.pos(), src.len());
                         Ok(())
                     })?;
                     messages_span = Some(span);
@@ -355,6 +367,7 @@ fn read_anthropic_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
             error: None,
             error_name: None,
             completed: true,
+            summary: Default::default(),
         });
         messages_span = Some(span);
         t.body = BodyKind::Response;
@@ -370,6 +383,27 @@ fn read_anthropic_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
     t.meta = meta;
     t.messages_span = messages_span;
     Ok(())
+}
+
+/// Grows the message and block lists ahead of need, by extrapolating what was read so far to the
+/// rest of the input (`done` of `total` bytes read), instead of letting `Vec` double: doubling a
+/// list of 100,000 blocks copies it again and again and can hold twice what is used. A
+/// session's messages are alike enough that the estimate lands close; when it falls short, the
+/// list estimates again once it nears full. Called after each message.
+fn reserve_ahead(messages: &mut Vec<Message>, blocks: &mut Vec<Block>, done: usize, total: usize) {
+    /// Grows `v` when fewer than `headroom` free slots are left.
+    fn ahead<T>(v: &mut Vec<T>, headroom: usize, done: usize, total: usize) {
+        if v.capacity() - v.len() >= headroom || v.len() < 8 || done == 0 {
+            return;
+        }
+        let rest = total.saturating_sub(done);
+        // Items per byte so far, times the bytes left, plus a little slack.
+        let more = (v.len() as u128 * rest as u128 / done as u128) as usize;
+        v.reserve_exact(more.saturating_add(v.len() / 16 + headroom));
+    }
+    ahead(messages, 1, done, total);
+    // A message rarely has more than 64 blocks; a bigger one makes the list double once.
+    ahead(blocks, 64, done, total);
 }
 
 /// Strips whitespace from both ends of a span (values are recorded from before leading
@@ -593,6 +627,7 @@ fn read_gemini_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
                     messages_span = Some(s.array(|s, i| -> R<()> {
                         let m = read_gemini_content(s, &mut blocks).map_err(|e| e.at_index(i))?;
                         messages.push(m);
+                        reserve_ahead(&mut messages, &mut blocks, s.pos(), src.len());
                         Ok(())
                     })?);
                 }
@@ -811,6 +846,7 @@ fn read_opencode_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
     let span = s.array(|s, i| -> R<()> {
         let m = read_opencode_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
         messages.push(m);
+        reserve_ahead(&mut messages, &mut blocks, s.pos(), s.src().len());
         Ok(())
     })?;
     t.root = span;

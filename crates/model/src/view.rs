@@ -99,6 +99,102 @@ impl BlockKind {
     }
 }
 
+/// A set of [`BlockKind`]s, one bit each.
+///
+/// Each [`Message`] records the kinds of its blocks (and [`Draft::summary`](crate::Draft::summary)
+/// keeps that true for edited messages), so a rule that only looks at, say, thinking blocks skips
+/// every message without one without touching its blocks.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Kinds(u16);
+
+impl Kinds {
+    /// No kind.
+    pub const EMPTY: Kinds = Kinds(0);
+    /// Thinking and redacted thinking.
+    pub const THINKING: Kinds = Kinds::of(BlockKind::Thinking).with(BlockKind::RedactedThinking);
+    /// Server tool calls and their results.
+    pub const SERVER_TOOLS: Kinds =
+        Kinds::of(BlockKind::ServerToolCall).with(BlockKind::ServerToolResult);
+    /// Client tool calls and results.
+    pub const CLIENT_TOOLS: Kinds = Kinds::of(BlockKind::ToolCall).with(BlockKind::ToolResult);
+
+    /// The set holding `k` only.
+    pub const fn of(k: BlockKind) -> Kinds {
+        Kinds(1 << k as u16)
+    }
+    /// This set with `k` added.
+    pub const fn with(self, k: BlockKind) -> Kinds {
+        Kinds(self.0 | 1 << k as u16)
+    }
+    /// Adds `k`.
+    pub fn insert(&mut self, k: BlockKind) {
+        *self = self.with(k);
+    }
+    /// True when `k` is in the set.
+    pub const fn contains(self, k: BlockKind) -> bool {
+        self.0 & (1 << k as u16) != 0
+    }
+    /// True when the two sets share a kind.
+    pub const fn intersects(self, other: Kinds) -> bool {
+        self.0 & other.0 != 0
+    }
+    /// True when the set holds no kind.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// True when every kind in the set is `k` (and the set is not empty).
+    pub const fn is_only(self, k: BlockKind) -> bool {
+        self.0 == Kinds::of(k).0
+    }
+}
+
+impl fmt::Debug for Kinds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const ALL: [BlockKind; 10] = [
+            BlockKind::Thinking,
+            BlockKind::RedactedThinking,
+            BlockKind::Text,
+            BlockKind::ToolCall,
+            BlockKind::ToolResult,
+            BlockKind::ServerToolCall,
+            BlockKind::ServerToolResult,
+            BlockKind::Media,
+            BlockKind::Meta,
+            BlockKind::Other,
+        ];
+        f.debug_set()
+            .entries(ALL.iter().filter(|k| self.contains(**k)))
+            .finish()
+    }
+}
+
+/// What a message's blocks hold, kept so rules can skip messages that have nothing for them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// The kinds of its blocks.
+    pub kinds: Kinds,
+    /// True when some block carries a field its type does not define
+    /// ([`Block::has_extra_fields`]).
+    pub extra_fields: bool,
+}
+
+impl Summary {
+    /// Adds one block to the summary.
+    pub fn add(&mut self, b: &Block) {
+        self.kinds.insert(b.kind());
+        self.extra_fields |= b.has_extra_fields();
+    }
+
+    /// The summary of a list of blocks.
+    pub fn of<'b>(blocks: impl IntoIterator<Item = &'b Block>) -> Summary {
+        let mut s = Summary::default();
+        for b in blocks {
+            s.add(b);
+        }
+        s
+    }
+}
+
 /// One content block (or Gemini part, or OpenCode part), as spans into its source text.
 #[derive(Clone, Debug, Default)]
 pub struct Block {
@@ -170,6 +266,18 @@ impl Block {
         }
     }
 
+    /// True when the block carries a field its type does not define: a field another SDK left
+    /// ([`Block::foreign_key`]), `signature` on a block that is not thinking, or `cache_control`
+    /// on a thinking block (api-rules.md AN-06).
+    pub fn has_extra_fields(&self) -> bool {
+        self.foreign_key.is_some()
+            || if self.kind().is_thinking() {
+                self.cache_control.is_some()
+            } else {
+                self.has_signature_key
+            }
+    }
+
     /// True when the block's text is empty or whitespace only (text blocks) or when a tool
     /// result's content is an empty string or array.
     pub fn is_blank(&self, src: &str) -> bool {
@@ -217,6 +325,8 @@ pub struct Message {
     pub error_name: Option<StrSpan>,
     /// OpenCode assistant `time.completed` present.
     pub completed: bool,
+    /// What its blocks hold (filled in by the reader).
+    pub summary: Summary,
 }
 
 impl Message {
@@ -232,6 +342,7 @@ impl Message {
             error: None,
             error_name: None,
             completed: true,
+            summary: Summary::default(),
         }
     }
 }

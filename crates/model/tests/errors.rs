@@ -101,3 +101,26 @@ fn every_prefix_of_a_valid_body_is_an_error_or_a_transcript() {
         let _ = read(&body[..i], FormatHint::Auto);
     }
 }
+
+/// A key only the Messages API uses decides the format before `messages` is reached; the reader
+/// then names what is missing in Anthropic terms.
+#[test]
+fn anthropic_only_keys_decide_the_format() {
+    for body in [
+        &b"{\"max_tokens\":16,\"system\":\"s\"}"[..],
+        b"{\"thinking\":{\"type\":\"adaptive\"}}",
+        b"{\"anthropic_version\":\"bedrock-2023-05-31\"}",
+    ] {
+        check(
+            body,
+            FormatHint::Auto,
+            "no `messages` array (request) or `content` array (response) (byte 0)",
+        );
+    }
+    let t = read(
+        r#"{"max_tokens":16,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"hi"}]}"#,
+        FormatHint::Auto,
+    )
+    .expect("reads");
+    assert_eq!((t.format, t.messages.len()), (Format::Anthropic, 1));
+}

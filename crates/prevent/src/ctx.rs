@@ -2,7 +2,7 @@
 //! that collects findings and changes.
 
 use turnkeeper_guard::{TurnStore, fingerprint, is_guarded};
-use turnkeeper_model::{BlockRef, Draft, DraftBlock, NewBlock, Role};
+use turnkeeper_model::{BlockRef, Draft, DraftBlock, Kinds, NewBlock, Role};
 
 use crate::finding::{Change, Finding, RequestChange, Severity};
 use crate::policy::Policy;
@@ -372,13 +372,12 @@ pub trait DraftExt {
 
 impl DraftExt for Draft<'_, '_> {
     fn only_tool_results(&self, i: usize) -> bool {
-        self.block_count(i) > 0
-            && self
-                .blocks(i)
-                .all(|b| b.kind() == turnkeeper_model::BlockKind::ToolResult)
+        self.summary(i)
+            .kinds
+            .is_only(turnkeeper_model::BlockKind::ToolResult)
     }
     fn has_thinking(&self, i: usize) -> bool {
-        self.blocks(i).any(|b| b.kind().is_thinking())
+        self.summary(i).kinds.intersects(Kinds::THINKING)
     }
     fn first_kind(&self, i: usize) -> Option<turnkeeper_model::BlockKind> {
         self.block(i, 0).map(|b| b.kind())

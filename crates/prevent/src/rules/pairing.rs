@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use sha2::{Digest, Sha256};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::json::write_string;
-use turnkeeper_model::{BlockKind, Draft, DraftBlock, Format, NewBlock, Role};
+use turnkeeper_model::{BlockKind, BlockRef, Draft, DraftBlock, Format, Kinds, NewBlock, Role};
 
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
@@ -172,10 +172,70 @@ fn ids(format: Format) -> (&'static str, &'static str, &'static str, &'static st
     }
 }
 
+/// True when a call and a result name each other, compared on borrowed text. A call without
+/// an id is matched by name (GM-11); a call and a result of which only one has an id do not
+/// match here (the full analysis, [`call_key`], decides those).
+fn answers(call: &BlockRef<'_>, result: &BlockRef<'_>) -> bool {
+    match (call.id(), result.tool_use_id()) {
+        (Some(a), Some(b)) => a == b,
+        (None, None) => call.str(call.block.name) == result.str(result.block.name),
+        _ => false,
+    }
+}
+
+/// The common case, decided without allocating: the turn `[start, a_end)` makes calls, the user
+/// message at `a_end` starts with exactly one result for each, and no later message of the run
+/// `(a_end, end)` holds a result. `pending` is scratch space kept across turns. `false` means
+/// "look closer" ([`analyse`]), not necessarily a finding.
+fn turn_is_answered(
+    d: &Draft<'_, '_>,
+    start: usize,
+    a_end: usize,
+    end: usize,
+    pending: &mut Vec<(usize, usize)>,
+) -> bool {
+    if end <= a_end {
+        return false;
+    }
+    pending.clear();
+    for k in start..a_end {
+        if d.summary(k).kinds.contains(BlockKind::ToolCall) {
+            pending.extend(
+                d.blocks(k)
+                    .enumerate()
+                    .filter(|(_, b)| b.kind() == BlockKind::ToolCall)
+                    .map(|(j, _)| (k, j)),
+            );
+        }
+    }
+    let mut results_done = false;
+    for r in d.blocks(a_end) {
+        if r.kind() != BlockKind::ToolResult {
+            results_done = true;
+            continue;
+        }
+        if results_done {
+            return false;
+        }
+        let matched = pending
+            .iter()
+            .position(|&(k, j)| d.block(k, j).is_some_and(|c| answers(&c, &r)));
+        match matched {
+            Some(p) => {
+                pending.swap_remove(p);
+            }
+            None => return false,
+        }
+    }
+    pending.is_empty()
+        && (a_end + 1..end).all(|k| !d.summary(k).kinds.contains(BlockKind::ToolResult))
+}
+
 /// AN-08 to AN-11 (GM-03, GM-09, GM-10 for Gemini).
 pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     let format = d.transcript().format;
     let (r_missing, r_order, r_late, r_orphan) = ids(format);
+    let mut pending = Vec::new();
     let mut i = 0;
     while i < d.len() {
         match d.role(i) {
@@ -185,6 +245,17 @@ pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 let a_end = (i..d.len())
                     .find(|&k| d.role(k) != Role::Assistant)
                     .unwrap_or(d.len());
+                if !(i..a_end).any(|k| d.summary(k).kinds.contains(BlockKind::ToolCall)) {
+                    i = a_end;
+                    continue;
+                }
+                let end = (a_end..d.len())
+                    .find(|&k| d.role(k) != Role::User)
+                    .unwrap_or(d.len());
+                if turn_is_answered(d, i, a_end, end, &mut pending) {
+                    i = end;
+                    continue;
+                }
                 let calls: Vec<(String, String)> = (i..a_end)
                     .flat_map(|k| (0..d.block_count(k)).map(move |j| (k, j)))
                     .filter_map(|(k, j)| {
@@ -198,9 +269,6 @@ pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                     i = a_end;
                     continue;
                 }
-                let end = (a_end..d.len())
-                    .find(|&k| d.role(k) != Role::User)
-                    .unwrap_or(d.len());
                 if end == a_end {
                     let names: Vec<&str> = calls.iter().map(|(k, _)| k.as_str()).collect();
                     s.find(
@@ -264,6 +332,10 @@ pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             }
             Role::User => {
                 // A user message no assistant call claimed: any result in it is an orphan.
+                if !d.summary(i).kinds.contains(BlockKind::ToolResult) {
+                    i += 1;
+                    continue;
+                }
                 let mut j = 0;
                 let mut found = false;
                 while j < d.block_count(i) {
@@ -480,10 +552,11 @@ fn rebuild(
 
 /// True for a valid Anthropic client tool id (`^[a-zA-Z0-9_-]+$`, api-rules.md AN-12).
 pub fn valid_tool_id(id: &str) -> bool {
+    // No early exit: ids are short, and a fold the compiler can vectorise beats a branch a byte.
     !id.is_empty()
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && id.bytes().fold(true, |ok, b| {
+            ok & (b.is_ascii_alphanumeric() | (b == b'_') | (b == b'-'))
+        })
 }
 
 fn sanitize(id: &str, taken: &HashSet<String>) -> String {
@@ -516,11 +589,12 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
 pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     // The common case, every id valid, costs one pass and no allocation.
     let all_valid = (0..d.len()).all(|i| {
-        d.blocks(i).all(|b| match b.kind() {
-            BlockKind::ToolCall => b.id().is_some_and(|x| valid_tool_id(&x)),
-            BlockKind::ToolResult => b.tool_use_id().is_some_and(|x| valid_tool_id(&x)),
-            _ => true,
-        })
+        !d.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
+            || d.blocks(i).all(|b| match b.kind() {
+                BlockKind::ToolCall => b.id().is_some_and(|x| valid_tool_id(&x)),
+                BlockKind::ToolResult => b.tool_use_id().is_some_and(|x| valid_tool_id(&x)),
+                _ => true,
+            })
     });
     if all_valid {
         return;
@@ -590,6 +664,9 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 /// valid continuation and is left alone.
 pub fn an15_server_tools(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     for i in 0..d.len() {
+        if !d.summary(i).kinds.intersects(Kinds::SERVER_TOOLS) {
+            continue;
+        }
         let mut seen: HashSet<String> = HashSet::new();
         let mut j = 0;
         while j < d.block_count(i) {

@@ -16,6 +16,9 @@ use crate::profile::Mode;
 /// without altering the block, so `cache_control` or a foreign field there is reported only.
 pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     for i in 0..d.len() {
+        if !d.summary(i).extra_fields {
+            continue;
+        }
         let mut j = 0;
         while j < d.block_count(i) {
             let Some(b) = d.block(i, j) else { break };
@@ -101,6 +104,9 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 /// parts, GM-06) and the whitespace lead-in of adaptive responses are left alone.
 pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     for i in 0..d.len() {
+        if !d.summary(i).kinds.contains(BlockKind::Text) {
+            continue;
+        }
         let mut j = 0;
         while j < d.block_count(i) {
             let Some(b) = d.block(i, j) else { break };

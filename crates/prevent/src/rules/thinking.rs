@@ -153,7 +153,7 @@ pub fn an22_restore(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
 /// AN-16 then decides what the open turn needs.
 pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     for i in 0..d.len() {
-        if d.role(i) != Role::Assistant {
+        if d.role(i) != Role::Assistant || !d.has_thinking(i) {
             continue;
         }
         let mut j = 0;
