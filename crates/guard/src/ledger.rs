@@ -1,6 +1,7 @@
 //! The before/after ledger of thinking blocks.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use sha2::{Digest, Sha256};
 use turnkeeper_model::{Block, Transcript};
@@ -50,27 +51,84 @@ pub enum GuardViolation {
     Unreadable(String),
 }
 
+/// A hasher for block texts that reads eight bytes a step (SipHash, the default, costs about
+/// eight times as much, and a ledger hashes every thinking block twice). Not resistant to
+/// crafted collisions, which would only slow the map down: lookups still compare whole texts.
+#[derive(Clone, Copy, Default)]
+struct WordHasher(u64);
+
+impl WordHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.mix(u64::from_le_bytes(w));
+        }
+        let mut w = [0u8; 8];
+        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.mix(u64::from_le_bytes(w) ^ (bytes.len() as u64) << 56);
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.mix(u64::from(b));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type TextMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHasher>>;
+
 /// The multiset of guarded blocks of an input, by exact bytes.
 #[derive(Debug, Default)]
 pub struct Ledger<'a> {
-    counts: HashMap<&'a str, (usize, String)>,
-    extra: HashMap<String, usize>,
+    /// Each distinct guarded text: how many times it occurs, and where it first occurs (message,
+    /// block), for the error message.
+    counts: TextMap<&'a str, (usize, (u32, u32))>,
+    /// Where the input's paths are spelled (`messages[1].content[0]`, ...).
+    paths: Option<PathStyle>,
+    extra: TextMap<String, usize>,
+}
+
+/// How to spell an input location, kept instead of the transcript so a ledger only borrows text.
+#[derive(Clone, Copy, Debug)]
+struct PathStyle {
+    format: turnkeeper_model::Format,
+    body: turnkeeper_model::BodyKind,
+}
+
+impl std::fmt::Debug for WordHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WordHasher")
+    }
 }
 
 impl<'a> Ledger<'a> {
     /// Records every guarded block of `t`.
     pub fn take(t: &Transcript<'a>) -> Self {
-        let mut counts: HashMap<&'a str, (usize, String)> = HashMap::new();
+        let mut counts: TextMap<&'a str, (usize, (u32, u32))> = TextMap::default();
         for b in t.blocks.iter().filter(|b| is_guarded(b)) {
-            let raw = b.span.get(t.src);
             let e = counts
-                .entry(raw)
-                .or_insert_with(|| (0, t.block_path(b.msg as usize, b.pos as usize)));
+                .entry(b.span.get(t.src))
+                .or_insert((0, (b.msg, b.pos)));
             e.0 += 1;
         }
         Ledger {
             counts,
-            extra: HashMap::new(),
+            paths: Some(PathStyle {
+                format: t.format,
+                body: t.body,
+            }),
+            extra: TextMap::default(),
         }
     }
 
@@ -90,17 +148,19 @@ impl<'a> Ledger<'a> {
     }
 
     /// Checks the output against the ledger. `reported_removed` is the number of guarded input
-    /// blocks the report says were removed (or replaced by a restore).
+    /// blocks the rules reported removing.
     ///
     /// # Errors
-    /// A [`GuardViolation`] when a guarded block was altered or invented, or vanished unreported.
+    /// [`GuardViolation::Altered`] for an output block not in the ledger, and
+    /// [`GuardViolation::Unreported`] when more input blocks are missing than were reported.
     pub fn verify(
         &self,
         out: &Transcript<'_>,
         reported_removed: usize,
     ) -> Result<(), GuardViolation> {
-        let mut left: HashMap<&str, usize> =
-            self.counts.iter().map(|(k, (n, _))| (*k, *n)).collect();
+        let mut left: TextMap<&str, usize> = TextMap::default();
+        left.reserve(self.counts.len());
+        left.extend(self.counts.iter().map(|(k, (n, _))| (*k, *n)));
         let mut extra = self.extra.clone();
         for b in out.blocks.iter().filter(|b| is_guarded(b)) {
             let raw = b.span.get(out.src);
@@ -117,19 +177,27 @@ impl<'a> Ledger<'a> {
         }
         let missing: usize = left.values().sum();
         if missing > reported_removed {
-            let (raw, (_, path)) = self
+            let (raw, (msg, pos)) = self
                 .counts
                 .iter()
-                .find(|(k, _)| left.get(*k).is_some_and(|n| *n > 0))
-                .map(|(k, v)| (*k, v.clone()))
-                .unwrap_or(("", (0, String::new())));
+                .filter(|(k, _)| left.get(*k).is_some_and(|n| *n > 0))
+                .map(|(k, (_, at))| (*k, *at))
+                .min_by_key(|(_, at)| *at)
+                .unwrap_or(("", (0, 0)));
             return Err(GuardViolation::Unreported {
                 missing: missing - reported_removed,
-                first_path: path,
+                first_path: self.path(msg as usize, pos as usize),
                 fingerprint: fingerprint(raw),
             });
         }
         Ok(())
+    }
+
+    /// The input path of block `pos` of message `msg`.
+    fn path(&self, msg: usize, pos: usize) -> String {
+        self.paths
+            .map(|p| turnkeeper_model::view::block_path(p.format, p.body, msg, pos))
+            .unwrap_or_default()
     }
 }
 

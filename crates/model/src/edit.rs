@@ -293,6 +293,22 @@ impl<'t, 'a> Draft<'t, 'a> {
             .chain(list.iter().map(move |db| self.resolve(db)))
     }
 
+    /// For each message of the output, the input message it is a byte-for-byte copy of (`None`
+    /// for a new or edited message): what [`read_reusing`](crate::read_reusing) needs to read
+    /// the output without scanning the untouched messages again.
+    pub fn kept(&self) -> Vec<Option<u32>> {
+        if self.t.body == BodyKind::Response {
+            return vec![None; self.msgs.len()];
+        }
+        self.msgs
+            .iter()
+            .map(|m| match m {
+                DraftMessage::Orig { idx, blocks: None } => Some(*idx),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What message `i`'s blocks hold: the reader's summary for an untouched message, worked
     /// out again for an edited or new one.
     pub fn summary(&self, i: usize) -> Summary {

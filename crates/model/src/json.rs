@@ -53,6 +53,14 @@ impl Span {
         self.start == self.end
     }
 
+    /// The same bytes after they moved from offset `from` to offset `to` (either way).
+    pub fn moved(&self, from: u32, to: u32) -> Span {
+        Span {
+            start: self.start.wrapping_sub(from).wrapping_add(to),
+            end: self.end.wrapping_sub(from).wrapping_add(to),
+        }
+    }
+
     /// The same span moved by `delta` bytes.
     pub fn shifted(&self, delta: u32) -> Span {
         Span {
@@ -73,6 +81,14 @@ pub struct StrSpan {
 }
 
 impl StrSpan {
+    /// The same string after its bytes moved from offset `from` to offset `to`.
+    pub fn moved(&self, from: u32, to: u32) -> StrSpan {
+        StrSpan {
+            span: self.span.moved(from, to),
+            escaped: self.escaped,
+        }
+    }
+
     /// The raw (still escaped) contents.
     pub fn raw<'s>(&self, src: &'s str) -> &'s str {
         self.span.get(src)
@@ -482,6 +498,24 @@ impl<'a> Scanner<'a> {
         } else {
             self.err("expected null")
         }
+    }
+
+    /// Steps over `text` when the input continues with exactly these bytes, and says whether it
+    /// did. For a value already validated elsewhere (the incremental re-read after a repair): a
+    /// byte comparison instead of a second scan.
+    /// Only for texts that end their value themselves (an object, an array or a string): a
+    /// number could be the start of a longer one.
+    pub fn skip_verbatim(&mut self, text: &str) -> bool {
+        let closed = matches!(text.as_bytes().last(), Some(b'}' | b']' | b'"'));
+        let same = closed
+            && self
+                .bytes
+                .get(self.pos..)
+                .is_some_and(|rest| rest.starts_with(text.as_bytes()));
+        if same {
+            self.pos += text.len();
+        }
+        same
     }
 
     /// Validates and skips any value, returning its span.

@@ -30,7 +30,7 @@ pub mod view;
 pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
 pub use error::ModelError;
 pub use json::{Span, StrSpan};
-pub use read::{FormatHint, read, read_block, read_bytes, sniff};
+pub use read::{FormatHint, read, read_block, read_bytes, read_reusing, sniff};
 pub use view::{
     Block, BlockKind, BodyKind, Content, Format, Kinds, Message, RequestMeta, Role, Summary,
     ThinkingParam, Transcript,

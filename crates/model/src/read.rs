@@ -146,6 +146,77 @@ pub fn read(src: &str, hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
         FormatHint::Exactly(f) => f,
         FormatHint::Auto => sniff(src)?,
     };
+    read_with(src, format, None)
+}
+
+/// Reads `src`, a text a repair made from `prev`'s, reusing `prev`'s reading of the messages it
+/// holds unchanged. `keep[i] == Some(k)` says message `i` of `src` is message `k` of `prev`, byte
+/// for byte (what [`Draft::kept`](crate::Draft::kept) returns). Each such message is compared
+/// byte for byte with the original before its reading is moved over, and read afresh when it
+/// differs, so a wrong `keep` costs time, never correctness. Everything else (the top level, the
+/// messages a repair rebuilt) is scanned and validated as [`read`] does.
+///
+/// The result equals `read(src, FormatHint::Exactly(prev.format))`; it costs a scan of what
+/// changed plus a byte comparison of the rest, instead of a scan of everything.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_reusing<'a>(
+    src: &'a str,
+    prev: &Transcript<'_>,
+    keep: &[Option<u32>],
+) -> Result<Transcript<'a>, ModelError> {
+    let reuse = (prev.body == BodyKind::Request).then_some(Reuse { prev, keep });
+    read_with(src, prev.format, reuse)
+}
+
+/// The earlier reading [`read_reusing`] moves messages over from.
+#[derive(Clone, Copy)]
+struct Reuse<'p, 'q> {
+    prev: &'q Transcript<'p>,
+    keep: &'q [Option<u32>],
+}
+
+impl Reuse<'_, '_> {
+    /// When message `i` of the new text is a kept message of the earlier one, byte for byte,
+    /// steps over it and appends its moved reading; otherwise leaves the scanner where it was
+    /// and returns false.
+    fn take(
+        &self,
+        s: &mut Scanner<'_>,
+        i: usize,
+        messages: &mut Vec<Message>,
+        blocks: &mut Vec<Block>,
+    ) -> bool {
+        let Some(&Some(k)) = self.keep.get(i) else {
+            return false;
+        };
+        let Some(m) = self.prev.messages.get(k as usize) else {
+            return false;
+        };
+        s.skip_ws();
+        let to = s.pos() as u32;
+        if !s.skip_verbatim(m.span.get(self.prev.src)) {
+            return false;
+        }
+        let from = m.span.start;
+        let first = blocks.len() as u32;
+        blocks.extend(
+            self.prev
+                .blocks_of(k as usize)
+                .iter()
+                .map(|b| b.moved(from, to)),
+        );
+        messages.push(m.moved(from, to, first));
+        true
+    }
+}
+
+fn read_with<'a>(
+    src: &'a str,
+    format: Format,
+    reuse: Option<Reuse<'_, '_>>,
+) -> Result<Transcript<'a>, ModelError> {
     let mut t = Transcript {
         src,
         format,
@@ -159,8 +230,8 @@ pub fn read(src: &str, hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
     let res = (|| -> R<()> {
         let mut s = Scanner::new(src)?;
         match format {
-            Format::Anthropic => read_anthropic_root(&mut s, &mut t)?,
-            Format::Gemini => read_gemini_root(&mut s, &mut t)?,
+            Format::Anthropic => read_anthropic_root(&mut s, &mut t, reuse)?,
+            Format::Gemini => read_gemini_root(&mut s, &mut t, reuse)?,
             Format::Opencode => read_opencode_root(&mut s, &mut t)?,
         }
         s.finish()?;
@@ -267,7 +338,11 @@ pub fn sniff(src: &str) -> Result<Format, ModelError> {
 // ---------------------------------------------------------------------------------------------
 // Anthropic
 
-fn read_anthropic_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
+fn read_anthropic_root(
+    s: &mut Scanner<'_>,
+    t: &mut Transcript<'_>,
+    reuse: Option<Reuse<'_, '_>>,
+) -> R<()> {
     let src = s.src();
     let mut response_content: Option<(Span, u32, u32)> = None;
     let mut role: Option<StrSpan> = None;
@@ -294,9 +369,11 @@ fn read_anthropic_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
                     messages.clear();
                     blocks.clear();
                     let span = s.array(|s, i| -> R<()> {
-                        let m =
-                            read_anthropic_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
-                        messages.push(m);
+                        if !reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks)) {
+                            let m = read_anthropic_message(s, &mut blocks)
+                                .map_err(|e| e.at_index(i))?;
+                            messages.push(m);
+                        }
                         reserve_ahead(&mut messages, &mut blocks, s.pos(), src.len());
                         Ok(())
                     })?;
@@ -601,7 +678,11 @@ fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
 // ---------------------------------------------------------------------------------------------
 // Gemini
 
-fn read_gemini_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
+fn read_gemini_root(
+    s: &mut Scanner<'_>,
+    t: &mut Transcript<'_>,
+    reuse: Option<Reuse<'_, '_>>,
+) -> R<()> {
     let src = s.src();
     let mut blocks = Vec::new();
     let mut messages = Vec::new();
@@ -625,8 +706,11 @@ fn read_gemini_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
                     messages.clear();
                     blocks.clear();
                     messages_span = Some(s.array(|s, i| -> R<()> {
-                        let m = read_gemini_content(s, &mut blocks).map_err(|e| e.at_index(i))?;
-                        messages.push(m);
+                        if !reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks)) {
+                            let m =
+                                read_gemini_content(s, &mut blocks).map_err(|e| e.at_index(i))?;
+                            messages.push(m);
+                        }
                         reserve_ahead(&mut messages, &mut blocks, s.pos(), src.len());
                         Ok(())
                     })?);

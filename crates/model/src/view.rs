@@ -266,6 +266,36 @@ impl Block {
         }
     }
 
+    /// The same block after its bytes moved from offset `from` to offset `to` of a new text.
+    pub fn moved(&self, from: u32, to: u32) -> Block {
+        let s = |x: Option<StrSpan>| x.map(|x| x.moved(from, to));
+        let p = |x: Option<Span>| x.map(|x| x.moved(from, to));
+        Block {
+            span: self.span.moved(from, to),
+            kind: self.kind,
+            type_name: s(self.type_name),
+            static_type: self.static_type,
+            id: s(self.id),
+            tool_use_id: s(self.tool_use_id),
+            name: s(self.name),
+            text: s(self.text),
+            signature: s(self.signature),
+            has_signature_key: self.has_signature_key,
+            data: s(self.data),
+            cache_control: p(self.cache_control),
+            is_error: self.is_error,
+            content: p(self.content),
+            content_str: s(self.content_str),
+            thought: self.thought,
+            state: s(self.state),
+            synthetic: self.synthetic,
+            part_id: s(self.part_id),
+            foreign_key: s(self.foreign_key),
+            msg: self.msg,
+            pos: self.pos,
+        }
+    }
+
     /// True when the block carries a field its type does not define: a field another SDK left
     /// ([`Block::foreign_key`]), `signature` on a block that is not thinking, or `cache_control`
     /// on a thinking block (api-rules.md AN-06).
@@ -330,6 +360,32 @@ pub struct Message {
 }
 
 impl Message {
+    /// The same message after its bytes moved from offset `from` to offset `to` of a new text,
+    /// with its blocks now starting at index `first_block` of the new flat list.
+    pub fn moved(&self, from: u32, to: u32, first_block: u32) -> Message {
+        let s = |x: Option<StrSpan>| x.map(|x| x.moved(from, to));
+        let p = |x: Option<Span>| x.map(|x| x.moved(from, to));
+        Message {
+            span: self.span.moved(from, to),
+            role: self.role,
+            role_raw: s(self.role_raw),
+            content: match self.content {
+                Content::String(st) => Content::String(st.moved(from, to)),
+                Content::Blocks { len, .. } => Content::Blocks {
+                    first: first_block,
+                    len,
+                },
+                Content::Missing => Content::Missing,
+            },
+            content_span: p(self.content_span),
+            id: s(self.id),
+            error: p(self.error),
+            error_name: s(self.error_name),
+            completed: self.completed,
+            summary: self.summary,
+        }
+    }
+
     /// A message with `role` and nothing else read yet (the readers fill it in).
     pub fn empty(role: Role) -> Message {
         Message {
@@ -456,23 +512,35 @@ impl<'a> Transcript<'a> {
 
     /// The path of message `i` in the source format (`messages[3]`, `contents[3]`, `[3]`).
     pub fn message_path(&self, i: usize) -> String {
-        match (self.format, self.body) {
-            (_, BodyKind::Response) => String::new(),
-            (Format::Anthropic, _) => format!("messages[{i}]"),
-            (Format::Gemini, _) => format!("contents[{i}]"),
-            (Format::Opencode, _) => format!("[{i}]"),
-        }
+        message_path(self.format, self.body, i)
     }
 
     /// The path of block `j` of message `i` (`messages[3].content[2]`, `contents[1].parts[0]`).
     pub fn block_path(&self, i: usize, j: usize) -> String {
-        let field = match self.format {
-            Format::Anthropic => "content",
-            Format::Gemini | Format::Opencode => "parts",
-        };
-        match self.body {
-            BodyKind::Response => format!("{field}[{j}]"),
-            BodyKind::Request => format!("{}.{field}[{j}]", self.message_path(i)),
-        }
+        block_path(self.format, self.body, i, j)
+    }
+}
+
+/// The path of message `i` of a body of this format and kind (`messages[3]`, `contents[3]`,
+/// `[3]`; empty for a response body, which is one message).
+pub fn message_path(format: Format, body: BodyKind, i: usize) -> String {
+    match (format, body) {
+        (_, BodyKind::Response) => String::new(),
+        (Format::Anthropic, _) => format!("messages[{i}]"),
+        (Format::Gemini, _) => format!("contents[{i}]"),
+        (Format::Opencode, _) => format!("[{i}]"),
+    }
+}
+
+/// The path of block `j` of message `i` of a body of this format and kind
+/// (`messages[3].content[2]`, `contents[1].parts[0]`, `content[2]` in a response).
+pub fn block_path(format: Format, body: BodyKind, i: usize, j: usize) -> String {
+    let field = match format {
+        Format::Anthropic => "content",
+        Format::Gemini | Format::Opencode => "parts",
+    };
+    match body {
+        BodyKind::Response => format!("{field}[{j}]"),
+        BodyKind::Request => format!("{}.{field}[{j}]", message_path(format, body, i)),
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use turnkeeper_model::{BodyKind, Draft, FormatHint, Summary, read};
+use turnkeeper_model::{BodyKind, Draft, FormatHint, Role, Summary, read, read_reusing};
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -78,6 +78,15 @@ fn corpus_removing_one_block_keeps_every_other_block_identical() {
         let out = d.output();
         let t2 = read(&out, FormatHint::Exactly(t.format))
             .unwrap_or_else(|e| panic!("{}: output does not parse: {e}", path.display()));
+        // Reading the output again reusing the untouched messages gives the same view.
+        let reused =
+            read_reusing(&out, &t, &d.kept()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            format!("{reused:?}"),
+            format!("{t2:?}"),
+            "{}",
+            path.display()
+        );
         assert_eq!(t2.messages.len(), t.messages.len(), "{}", path.display());
         for (k, m) in t.messages.iter().enumerate() {
             let before: Vec<&str> = t.blocks_of(k).iter().map(|b| b.span.get(&text)).collect();
@@ -111,4 +120,44 @@ fn blocks_moved_across_messages_get_a_plain_separator() {
         d.output(),
         r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}"#
     );
+}
+
+/// The incremental re-read after a repair sees what a full read sees, whatever the draft did
+/// (messages removed and inserted, so the array is rebuilt) and even when told wrongly which
+/// messages were kept: a message is reused only when its bytes are the same.
+#[test]
+fn reading_again_reusing_kept_messages_equals_a_full_read() {
+    let mut checked = 0;
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(t) = read(&text, FormatHint::Auto) else {
+            continue;
+        };
+        if t.messages.len() < 3 || t.body != BodyKind::Request {
+            continue;
+        }
+        let mut d = Draft::new(&t);
+        d.remove_message(1);
+        d.insert_message(0, Role::User, Vec::new());
+        let out = d.output();
+        let full = read(&out, FormatHint::Exactly(t.format))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let kept = d.kept();
+        assert!(kept.iter().flatten().count() >= 2, "{}", path.display());
+        let wrong: Vec<Option<u32>> = kept.iter().map(|k| k.map(|k| k ^ 1)).collect();
+        for keep in [kept, wrong] {
+            let reused =
+                read_reusing(&out, &t, &keep).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(
+                format!("{reused:?}"),
+                format!("{full:?}"),
+                "{}",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 50, "only {checked} transcripts checked");
 }

@@ -38,7 +38,9 @@ pub mod rules;
 use std::borrow::Cow;
 
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
-use turnkeeper_model::{BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read};
+use turnkeeper_model::{
+    BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
+};
 
 pub use ctx::{BINDING_BETA, Ctx, Sink};
 pub use finding::{Change, Finding, Report, RequestChange, Severity};
@@ -153,7 +155,6 @@ pub struct Repaired<'a> {
 /// [`PreventError::Guard`] when a thinking block changed or vanished unreported (a bug); the
 /// output is then withheld.
 pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>, PreventError> {
-    let ledger_in = Ledger::take(t);
     let (d, s, _mode) = pipeline(t, opts, true);
     let first = d.output();
     let mut report = Report {
@@ -179,44 +180,65 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
         }
         Cow::Owned(out) => out,
     };
+    // The input is unchanged, so its thinking blocks can be recorded now, once we know a check
+    // of the output is needed.
+    let mut ledger = Ledger::take(t);
+    for raw in &s.restored {
+        ledger.allow_restored(raw);
+    }
+    let mut removed = s.removed_guarded;
     // A repair can expose what an earlier rule would have fixed (a blank block left last, a
     // message left empty). Run the pipeline again on the result until nothing changes: a pass
-    // that changes nothing found exactly what `check` finds, which is what is left.
-    let mut removed = s.removed_guarded;
-    let mut restored = s.restored;
+    // that changes nothing found exactly what `check` finds, which is what is left. The last
+    // reading of the output is also the one the ledger checks, so the output is read once per
+    // pass and not again.
+    //
+    // The second pass reads the output reusing the input's reading of every message the first
+    // pass left alone (compared byte for byte, not scanned again); later passes, rare, read it
+    // all.
+    let kept = d.kept();
     let mut current = out;
-    let mut settled = false;
-    for pass in 2..=MAX_PASSES {
+    let mut pass = 2;
+    loop {
         let again = next_pass_options(opts, &report);
-        let t2 = read(&current, FormatHint::Exactly(t.format))
-            .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
-        let (d2, s2, _) = pipeline(&t2, &again, true);
-        let next = match d2.output() {
-            Cow::Borrowed(_) => {
-                report.findings_left = s2.findings;
-                settled = true;
-                break;
+        let next = {
+            let out_t = if pass == 2 {
+                read_reusing(&current, t, &kept)
+            } else {
+                read(&current, FormatHint::Exactly(t.format))
             }
-            Cow::Owned(next) => next,
+            .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+            let outcome = if pass <= MAX_PASSES {
+                let (d2, s2, _) = pipeline(&out_t, &again, true);
+                match d2.output() {
+                    Cow::Borrowed(_) => Err(s2.findings),
+                    Cow::Owned(next) => Ok((next, s2)),
+                }
+            } else {
+                // Still changing after the last pass: what is left is what `check` finds.
+                Err(check(&out_t, &again))
+            };
+            match outcome {
+                Ok(next) => next,
+                Err(findings_left) => {
+                    ledger.verify(&out_t, removed)?;
+                    report.findings_left = findings_left;
+                    break;
+                }
+            }
         };
+        let (next, s2) = next;
         removed += s2.removed_guarded;
-        restored.extend(s2.restored);
+        for raw in &s2.restored {
+            ledger.allow_restored(raw);
+        }
         report.changes.extend(s2.changes.into_iter().map(|mut c| {
             c.path = format!("{} (pass {pass})", c.path);
             c
         }));
         report.request_changes.extend(s2.request);
         current = next;
-    }
-    let out_t = read(&current, FormatHint::Exactly(t.format))
-        .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
-    let mut ledger = ledger_in;
-    for raw in &restored {
-        ledger.allow_restored(raw);
-    }
-    ledger.verify(&out_t, removed)?;
-    if !settled {
-        report.findings_left = check(&out_t, &next_pass_options(opts, &report));
+        pass += 1;
     }
     Ok(Repaired {
         body: Cow::Owned(current),
