@@ -407,3 +407,133 @@ fn assemble(count: usize, thinking: &[String], out_len: usize, damaged: bool) ->
     s.push_str("]}");
     (s, damaged_messages)
 }
+
+/// The same session as an OpenCode export (`[{info, parts}]`, what `opencode export` writes and
+/// `turnkeeper` reads): user messages keep their text parts; each assistant message becomes
+/// `step-start`, `reasoning` (the signed thinking, signature under `metadata.anthropic`), `text`,
+/// `tool` and `step-finish` parts; a `tool_result` fills in the output of the `tool` part it
+/// answers instead of being a message of its own. Damage carries over as OpenCode shows it: a
+/// lost result leaves its tool `running` (OpenCode sends such a call with an "interrupted" error
+/// result), an empty text block is an empty text part, and an orphan result has nowhere to go
+/// and disappears. So that the damage is also something only a repair can fix, a `damaged`
+/// export carries one more defect in one reasoning part of ten (the second, the twelfth, ...):
+/// a signature that is the placeholder text of seed 001, which the API rejects (AN-23) and the
+/// doctor removes.
+///
+/// # Panics
+/// When `anthropic` is not a body built by [`Workload::build`].
+pub fn to_opencode_export(anthropic: &str, damaged: bool) -> String {
+    use serde_json::{Value, json};
+    let body: Value = serde_json::from_str(anthropic).expect("a workload body");
+    let session = "ses_0benchmarkworkload00000000";
+    let mut out: Vec<Value> = Vec::new();
+    // Tool call id -> (index in `out`, index of its part).
+    let mut calls: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    let mut part_no = 0u64;
+    let mut next_part = |msg: &str, v: Value| {
+        part_no += 1;
+        let mut v = v;
+        v["id"] = json!(format!("prt_{part_no:024}"));
+        v["sessionID"] = json!(session);
+        v["messageID"] = json!(msg);
+        v
+    };
+    let messages = body["messages"].as_array().expect("messages");
+    let mut previous_id = String::new();
+    let mut reasoning = 0usize;
+    for (i, m) in messages.iter().enumerate() {
+        let id = format!("msg_{i:024}");
+        let created = 1_764_151_000_000u64 + i as u64 * 1_000;
+        let blocks = m["content"].as_array().cloned().unwrap_or_default();
+        if m["role"] == "user" {
+            let mut parts = Vec::new();
+            for b in &blocks {
+                match b["type"].as_str() {
+                    Some("text") => {
+                        parts.push(next_part(&id, json!({"type": "text", "text": b["text"]})))
+                    }
+                    Some("tool_result") => {
+                        let output = b["content"]
+                            .as_array()
+                            .and_then(|c| c.first())
+                            .map_or_else(|| b["content"].clone(), |c| c["text"].clone());
+                        let key = b["tool_use_id"].as_str().unwrap_or_default();
+                        if let Some(&(k, j)) = calls.get(key) {
+                            let state = &mut out[k]["parts"][j]["state"];
+                            state["status"] = json!("completed");
+                            state["output"] = output;
+                            state["title"] = state["input"]["arg"].clone();
+                            state["metadata"] = json!({"exit": 0});
+                            state["time"]["end"] = json!(created);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if parts.is_empty() {
+                continue; // only results: OpenCode keeps them in the tool parts
+            }
+            out.push(json!({
+                "info": {"id": id, "sessionID": session, "role": "user", "time": {"created": created},
+                         "agent": "build", "model": {"providerID": "anthropic", "modelID": MODEL}},
+                "parts": parts,
+            }));
+        } else {
+            let mut parts = vec![next_part(
+                &id,
+                json!({"type": "step-start", "snapshot": "d293bb271fe096bc1d0957faba8d798dffc50b7d"}),
+            )];
+            for b in &blocks {
+                match b["type"].as_str() {
+                    Some("thinking") => {
+                        reasoning += 1;
+                        let signature = if damaged && reasoning % 10 == 2 {
+                            json!("[Continuing from previous reasoning]")
+                        } else {
+                            b["signature"].clone()
+                        };
+                        parts.push(next_part(&id, json!({
+                            "type": "reasoning", "text": b["thinking"],
+                            "time": {"start": created, "end": created + 300},
+                            "metadata": {"anthropic": {"signature": signature}},
+                        })));
+                    }
+                    Some("text") => parts.push(next_part(&id, json!({
+                        "type": "text", "text": b["text"], "time": {"start": created, "end": created + 40},
+                    }))),
+                    Some("tool_use") => {
+                        let call = b["id"].as_str().unwrap_or_default().to_owned();
+                        calls.insert(call.clone(), (out.len(), parts.len()));
+                        parts.push(next_part(&id, json!({
+                            "type": "tool", "callID": call, "tool": b["name"],
+                            "state": {"status": "running", "input": b["input"], "time": {"start": created + 50}},
+                        })));
+                    }
+                    _ => {}
+                }
+            }
+            let reason = if calls.values().any(|(k, _)| *k == out.len()) {
+                "tool-calls"
+            } else {
+                "stop"
+            };
+            parts.push(next_part(&id, json!({
+                "type": "step-finish", "reason": reason,
+                "snapshot": "f1e2d3c4b5a69788796a5b4c3d2e1f0a1b2c3d4e", "cost": 0.0061,
+                "tokens": {"input": 10461, "output": 77, "reasoning": 46, "cache": {"read": 233, "write": 0}},
+            })));
+            out.push(json!({
+                "info": {"id": id, "sessionID": session, "role": "assistant",
+                         "time": {"created": created, "completed": created + 900},
+                         "parentID": previous_id, "modelID": MODEL, "providerID": "anthropic",
+                         "mode": "build", "agent": "build",
+                         "path": {"cwd": "/home/dev/work", "root": "/home/dev/work"},
+                         "cost": 0.0123, "finish": reason,
+                         "tokens": {"input": 20923, "output": 154, "reasoning": 92, "cache": {"read": 467, "write": 0}}},
+                "parts": parts,
+            }));
+        }
+        previous_id = id;
+    }
+    serde_json::to_string(&out).expect("serialises")
+}
