@@ -223,8 +223,9 @@ fn read_with<'a>(
         body: BodyKind::Request,
         root: Span::default(),
         messages_span: None,
-        messages: Vec::new(),
-        blocks: Vec::new(),
+        // Enough for a short conversation without growing; `reserve_ahead` sizes longer ones.
+        messages: Vec::with_capacity(8),
+        blocks: Vec::with_capacity(16),
         meta: RequestMeta::default(),
     };
     let res = (|| -> R<()> {

@@ -241,7 +241,10 @@ fn claude_version(n: &str) -> Option<(u32, u32)> {
 /// The built-in profile of a normalised id, if the table knows it (api-rules.md §1.4).
 fn builtin(n: &str) -> Option<Profile> {
     let c = || Profile::claude(n);
-    let starts = |p: &str| n == p || n.starts_with(&format!("{p}-"));
+    let starts = |p: &str| {
+        n.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    };
     let p = if starts("claude-3-5-haiku")
         || starts("claude-3-5-sonnet")
         || starts("claude-3-haiku")
