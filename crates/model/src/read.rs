@@ -223,7 +223,7 @@ fn read_with<'a>(
         body: BodyKind::Request,
         root: Span::default(),
         messages_span: None,
-        // Enough for a short conversation without growing; `reserve_ahead` sizes longer ones.
+        // Enough for a short conversation without growing; `after_message` sizes longer ones.
         messages: Vec::with_capacity(8),
         blocks: Vec::with_capacity(16),
         meta: RequestMeta::default(),
@@ -239,21 +239,34 @@ fn read_with<'a>(
         Ok(())
     })();
     res.map_err(|e| e.into_model_error(src))?;
-    for (i, m) in t.messages.iter_mut().enumerate() {
-        if let Content::Blocks { first, len } = m.content {
-            let mut summary = Summary::default();
-            for (j, b) in t.blocks[first as usize..(first + len) as usize]
-                .iter_mut()
-                .enumerate()
-            {
-                b.msg = i as u32;
-                b.pos = j as u32;
-                summary.add(b);
-            }
-            m.summary = summary;
+    if t.body == BodyKind::Response {
+        // The readers stamp each message of a request as they finish it; a response body's one
+        // message is made after its content was read.
+        for i in 0..t.messages.len() {
+            stamp(&mut t.messages, &mut t.blocks, i);
         }
     }
     Ok(t)
+}
+
+/// Tells message `i`'s blocks where they are (`msg`, `pos`) and records the message's
+/// [`Summary`], while its blocks are still in cache.
+fn stamp(messages: &mut [Message], blocks: &mut [Block], i: usize) {
+    let Some(m) = messages.get_mut(i) else {
+        return;
+    };
+    if let Content::Blocks { first, len } = m.content {
+        let mut summary = Summary::default();
+        let own = blocks
+            .get_mut(first as usize..(first + len) as usize)
+            .unwrap_or_default();
+        for (j, b) in own.iter_mut().enumerate() {
+            b.msg = i as u32;
+            b.pos = j as u32;
+            summary.add(b);
+        }
+        m.summary = summary;
+    }
 }
 
 /// Reads one block (an Anthropic content block, a Gemini part, an OpenCode part) from `src`.
@@ -375,7 +388,7 @@ fn read_anthropic_root(
                                 .map_err(|e| e.at_index(i))?;
                             messages.push(m);
                         }
-                        reserve_ahead(&mut messages, &mut blocks, s.pos(), src.len());
+                        after_message(&mut messages, &mut blocks, s.pos(), src.len());
                         Ok(())
                     })?;
                     messages_span = Some(span);
@@ -463,12 +476,16 @@ fn read_anthropic_root(
     Ok(())
 }
 
-/// Grows the message and block lists ahead of need, by extrapolating what was read so far to the
+/// Called after each message of a request: finishes the message just read ([`stamp`]), then
+/// grows the message and block lists ahead of need by extrapolating what was read so far to the
 /// rest of the input (`done` of `total` bytes read), instead of letting `Vec` double: doubling a
 /// list of 100,000 blocks copies it again and again and can hold twice what is used. A
 /// session's messages are alike enough that the estimate lands close; when it falls short, the
-/// list estimates again once it nears full. Called after each message.
-fn reserve_ahead(messages: &mut Vec<Message>, blocks: &mut Vec<Block>, done: usize, total: usize) {
+/// list estimates again once it nears full.
+fn after_message(messages: &mut Vec<Message>, blocks: &mut Vec<Block>, done: usize, total: usize) {
+    if let Some(last) = messages.len().checked_sub(1) {
+        stamp(messages, blocks, last);
+    }
     /// Grows `v` when fewer than `headroom` free slots are left.
     fn ahead<T>(v: &mut Vec<T>, headroom: usize, done: usize, total: usize) {
         if v.capacity() - v.len() >= headroom || v.len() < 8 || done == 0 {
@@ -576,9 +593,12 @@ fn read_anthropic_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mes
 
 fn read_anthropic_blocks(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Span> {
     s.array(|s, j| -> R<()> {
-        let b = read_anthropic_block(s).map_err(|e| e.at_index(j))?;
-        blocks.push(b);
-        Ok(())
+        // Filled in place: a `Block` is about 200 bytes, and returning one by value copied it.
+        blocks.push(Block::default());
+        match blocks.last_mut() {
+            Some(b) => fill_anthropic_block(s, b).map_err(|e| e.at_index(j)),
+            None => Ok(()),
+        }
     })
 }
 
@@ -610,12 +630,18 @@ pub fn anthropic_kind(t: &str) -> BlockKind {
 }
 
 fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
-    let src = s.src();
     let mut b = Block::default();
+    fill_anthropic_block(s, &mut b)?;
+    Ok(b)
+}
+
+/// Reads one Anthropic content block into `b` (a default block).
+fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
+    let src = s.src();
     if s.peek_kind()? != Kind::Object {
         // Not an object: keep it as an unknown block so it round-trips; rules flag it.
         b.span = s.skip_value()?;
-        return Ok(b);
+        return Ok(());
     }
     let mut text: Option<StrSpan> = None;
     let mut thinking: Option<StrSpan> = None;
@@ -673,7 +699,7 @@ fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
     } else {
         text
     };
-    Ok(b)
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -712,7 +738,7 @@ fn read_gemini_root(
                                 read_gemini_content(s, &mut blocks).map_err(|e| e.at_index(i))?;
                             messages.push(m);
                         }
-                        reserve_ahead(&mut messages, &mut blocks, s.pos(), src.len());
+                        after_message(&mut messages, &mut blocks, s.pos(), src.len());
                         Ok(())
                     })?);
                 }
@@ -931,7 +957,7 @@ fn read_opencode_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
     let span = s.array(|s, i| -> R<()> {
         let m = read_opencode_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
         messages.push(m);
-        reserve_ahead(&mut messages, &mut blocks, s.pos(), s.src().len());
+        after_message(&mut messages, &mut blocks, s.pos(), s.src().len());
         Ok(())
     })?;
     t.root = span;

@@ -9,7 +9,8 @@
 //! callgrind_annotate --inclusive=yes callgrind.out.* | grep 'profile_ops::op_'
 //! ```
 //!
-//! `profile_ops rules m10000_10MB 200` instead times 200 runs of the rule pipeline (for `perf`).
+//! `profile_ops rules m10000_10MB 200` instead times 200 runs of the rule pipeline (for `perf`);
+//! `profile_ops opencode m10000_10MB 20` times `check` of the workload as an OpenCode export.
 
 #![allow(missing_docs)]
 
@@ -26,7 +27,7 @@ use turnkeeper_prevent::{Options, check, repair};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(what), Some(name)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: profile_ops all|read|rules|check|repair WORKLOAD [ITERATIONS]");
+        eprintln!("usage: profile_ops all|read|rules|check|repair|opencode WORKLOAD [ITERATIONS]");
         return ExitCode::from(2);
     };
     let iters: u32 = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
@@ -41,6 +42,11 @@ fn main() -> ExitCode {
     let w = workload::Workload::build(&spec, &thinking);
     let src = w.json.as_str();
     let opts = Options::default();
+    let opencode = if what == "opencode" {
+        workload::to_opencode_export(src, spec.damaged)
+    } else {
+        String::new()
+    };
     let Ok(t) = read(src, FormatHint::Auto) else {
         eprintln!("the workload does not read");
         return ExitCode::FAILURE;
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
                 op_repair(src, &opts);
             }
             "read" => op_read(src),
+            "opencode" => op_check(&opencode, &opts),
             "rules" => op_rules(&t, &opts),
             "check" => op_check(src, &opts),
             "repair" => op_repair(src, &opts),
