@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Turns criterion's saved estimates for the `transcript` bench into the tables of BENCHMARKS.md.
+"""Turns criterion's saved estimates for the `transcript` bench (and, when it ran, the `opencode`
+bench of the turnkeeper crate) into the tables of BENCHMARKS.md.
 
 Usage: python3 crates/prevent/benches/tables.py [TARGET_DIR]   (default: $CARGO_TARGET_DIR or target)
 
@@ -80,6 +81,39 @@ def main():
             if a and b:
                 print(f"| {'damaged' if d else 'valid'} | "
                       + " | ".join(f"{b[x] / a[x]:.1f}×" for x in BENCHES) + " |")
+
+    opencode(base)
+
+
+OPENCODE = ["ignored_any", "value_roundtrip", "read", "check", "repair"]
+
+
+def opencode(base):
+    """The `opencode/<workload>` groups: the same sessions as OpenCode exports."""
+    rows = []
+    for w in ORDER:
+        for damaged in (False, True):
+            name = w + ("_damaged" if damaged else "")
+            group = "opencode_" + name
+            t = {b: median(base, group, b) for b in OPENCODE}
+            if t["check"] is None:
+                continue
+            path = os.path.join(base, "criterion", group, "read", "new", "benchmark.json")
+            try:
+                with open(path) as f:
+                    size = json.load(f)["throughput"]["Bytes"]
+            except (OSError, KeyError, TypeError):
+                continue
+            rows.append((name, size, t))
+    if not rows:
+        return
+    print()
+    print("| OpenCode export | bytes | IgnoredAny | Value round trip | read | check | repair (doctor) | check / IgnoredAny | Value / repair |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, size, t in rows:
+        print(f"| {name} | {size:,} | "
+              + " | ".join(f"{ms(t[b])} ms ({size / t[b] / 1e6:.0f} MB/s)" for b in OPENCODE)
+              + f" | {t['check'] / t['ignored_any']:.2f} | {t['value_roundtrip'] / t['repair']:.2f} |")
 
 
 if __name__ == "__main__":
