@@ -15,6 +15,7 @@ use turnkeeper_model::opencode::convert::{
 use turnkeeper_model::opencode::store::{Session, load_export};
 use turnkeeper_model::{
     Draft, DraftBlock, Format, FormatHint, ModelError, NewBlock, Role, Transcript, read,
+    read_reusing,
 };
 
 use crate::Options;
@@ -85,16 +86,22 @@ pub const NEXT_PROMPT: &str = "(next prompt)";
 /// problem of the session (it would be a prefill, api-rules.md AN-03, only if sent as is).
 pub fn next_turn_body(body: &str) -> Option<String> {
     let t = read(body, FormatHint::Exactly(Format::Anthropic)).ok()?;
+    next_turn(&t).map(|(body, _)| body)
+}
+
+/// [`next_turn_body`] of an already-read body, with the messages it kept as they were (for
+/// reading it again with `read_reusing`).
+fn next_turn(t: &Transcript<'_>) -> Option<(String, Vec<Option<u32>>)> {
     if t.messages.last()?.role != Role::Assistant {
         return None;
     }
-    let mut d = Draft::new(&t);
+    let mut d = Draft::new(t);
     let mut json = String::from("{\"type\":\"text\",\"text\":");
     turnkeeper_model::json::write_string(&mut json, NEXT_PROMPT);
     json.push('}');
     let block = NewBlock::new(Format::Anthropic, json).ok()?;
     d.insert_message(d.len(), Role::User, vec![DraftBlock::New(Box::new(block))]);
-    Some(d.output().into_owned())
+    Some((d.output().into_owned(), d.kept()))
 }
 
 /// Converts `session` and checks it as its next request will be sent ([`next_turn_body`]).
@@ -114,17 +121,23 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
             opencode_filter: true,
         },
     );
-    let next = next_turn_body(&request.body);
-    let t = read(
-        next.as_deref().unwrap_or(&request.body),
-        FormatHint::Exactly(Format::Anthropic),
-    )?;
+    let converted = read(&request.body, FormatHint::Exactly(Format::Anthropic))?;
+    // The next request differs by one message at the end: read it reusing the rest.
+    let next = next_turn(&converted);
+    let reread;
+    let t = match &next {
+        Some((body, kept)) => {
+            reread = read_reusing(body, &converted, kept)?;
+            &reread
+        }
+        None => &converted,
+    };
     let opts = Options {
         model: model.clone(),
         ..opts.clone()
     };
     // The appended prompt comes last, so every converted message keeps its index.
-    let findings = crate::check(&t, &opts)
+    let findings = crate::check(t, &opts)
         .into_iter()
         .map(|f| {
             let origin = match (f.message_index, f.block_index) {
@@ -155,6 +168,9 @@ pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
     let Ok(checked) = check_session(&session, opts) else {
         return Vec::new();
     };
+    if checked.findings.is_empty() {
+        return Vec::new();
+    }
     let mut where_part: HashMap<(String, String), (usize, usize)> = HashMap::new();
     let mut where_msg: HashMap<String, usize> = HashMap::new();
     for (i, m) in t.messages.iter().enumerate() {

@@ -179,23 +179,63 @@ pub fn check_id(id: &str) -> Result<(), &'static str> {
     if id == "." || id == ".." {
         return Err("names a directory");
     }
-    if id.contains("..") {
+    // One pass over the characters (every part of a session is checked), then the reasons in
+    // their order of precedence.
+    let (mut dots, mut separator, mut colon, mut nul, mut control) =
+        (false, false, false, false, false);
+    let mut after_dot = false;
+    for c in id.chars() {
+        dots |= after_dot && c == '.';
+        after_dot = c == '.';
+        separator |= c == '/' || c == '\\';
+        colon |= c == ':';
+        nul |= c == '\0';
+        control |= c.is_control();
+    }
+    if dots {
         return Err("contains `..`");
     }
-    if id.contains('/') || id.contains('\\') {
+    if separator {
         return Err("contains a path separator");
     }
-    if id.contains(':') {
+    if colon {
         return Err("contains `:` (drive or stream name)");
     }
-    if id.contains('\0') {
+    if nul {
         return Err("contains NUL");
     }
     if id.starts_with('~') {
         return Err("starts with `~`");
     }
-    if id.chars().any(char::is_control) {
+    if control {
         return Err("contains a control character");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_id;
+
+    /// Each unsafe id is refused for the reason that comes first in the documented order.
+    #[test]
+    fn unsafe_ids_are_refused_with_the_first_reason() {
+        for (id, expect) in [
+            ("prt_01abc", Ok(())),
+            ("msg_a.b", Ok(())),
+            ("", Err("empty")),
+            ("..", Err("names a directory")),
+            ("a..b", Err("contains `..`")),
+            ("../etc/passwd", Err("contains `..`")),
+            ("a/b", Err("contains a path separator")),
+            ("a\\b", Err("contains a path separator")),
+            ("c:x", Err("contains `:` (drive or stream name)")),
+            ("a\0b", Err("contains NUL")),
+            ("~root", Err("starts with `~`")),
+            ("a\u{85}b", Err("contains a control character")),
+            ("a\nb", Err("contains a control character")),
+        ] {
+            assert_eq!(check_id(id), expect, "{id:?}");
+        }
+    }
 }

@@ -997,17 +997,21 @@ fn text_column(r: &rusqlite::Row<'_>, i: usize) -> Result<String, ProblemKind> {
 // Export
 // ---------------------------------------------------------------------------------------------
 
+/// One `{info, parts}` entry, borrowing the document's text (no copy until a part is kept).
 #[derive(Deserialize)]
-struct ExportEntry {
-    info: Box<RawValue>,
-    #[serde(default)]
-    parts: Vec<Box<RawValue>>,
+struct ExportEntry<'a> {
+    #[serde(borrow)]
+    info: &'a RawValue,
+    #[serde(default, borrow)]
+    parts: Vec<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
-struct ExportDocument {
-    info: Box<RawValue>,
-    messages: Vec<ExportEntry>,
+struct ExportDocument<'a> {
+    #[serde(borrow)]
+    info: &'a RawValue,
+    #[serde(borrow)]
+    messages: Vec<ExportEntry<'a>>,
 }
 
 /// Loads a session from exported JSON: either a bare array of `{info, parts}` (what OpenCode
@@ -1023,9 +1027,9 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         origin: origin.to_owned(),
         reason,
     };
-    let (raw_info, entries, base) = match serde_json::from_str::<Vec<ExportEntry>>(text) {
+    let (raw_info, entries, base) = match serde_json::from_str::<Vec<ExportEntry<'_>>>(text) {
         Ok(entries) => (None, entries, String::new()),
-        Err(array_err) => match serde_json::from_str::<ExportDocument>(text) {
+        Err(array_err) => match serde_json::from_str::<ExportDocument<'_>>(text) {
             Ok(doc) => (Some(doc.info), doc.messages, ".messages".to_owned()),
             Err(_) => return Err(invalid(array_err.to_string())),
         },

@@ -730,14 +730,25 @@ pub struct BodyIds {
 /// The serde error when the text is not JSON, has no string `type`, or a known type lacks a
 /// required field.
 pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
+    // The ids are spelled out rather than `#[serde(flatten)]`ed from `BodyIds`: flatten buffers
+    // every other field of the part (a tool's whole output) before it picks the ids out.
     #[derive(Deserialize)]
     struct Peek {
         #[serde(rename = "type")]
         kind: String,
-        #[serde(flatten)]
-        ids: BodyIds,
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default, rename = "sessionID")]
+        session_id: Option<String>,
+        #[serde(default, rename = "messageID")]
+        message_id: Option<String>,
     }
     let peek: Peek = serde_json::from_str(json)?;
+    let ids = BodyIds {
+        id: peek.id,
+        session_id: peek.session_id,
+        message_id: peek.message_id,
+    };
     let part = match peek.kind.as_str() {
         "text" => Part::Text(serde_json::from_str(json)?),
         "file" => Part::File(serde_json::from_str(json)?),
@@ -753,7 +764,7 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
         "retry" => Part::Retry(serde_json::from_str(json)?),
         _ => Part::Unknown { kind: peek.kind },
     };
-    Ok((peek.ids, part))
+    Ok((ids, part))
 }
 
 /// Parses the typed view of a message info from its JSON text.
@@ -762,19 +773,29 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
 /// The serde error when the text is not JSON, has no string `role`, or a field has the wrong
 /// type.
 pub fn parse_message(json: &str) -> Result<(BodyIds, MessageInfo), serde_json::Error> {
+    // Ids spelled out, not flattened: see `parse_part`.
     #[derive(Deserialize)]
     struct Peek {
         role: String,
-        #[serde(flatten)]
-        ids: BodyIds,
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default, rename = "sessionID")]
+        session_id: Option<String>,
+        #[serde(default, rename = "messageID")]
+        message_id: Option<String>,
     }
     let peek: Peek = serde_json::from_str(json)?;
+    let ids = BodyIds {
+        id: peek.id,
+        session_id: peek.session_id,
+        message_id: peek.message_id,
+    };
     let info = match peek.role.as_str() {
         "user" => MessageInfo::User(serde_json::from_str(json)?),
         "assistant" => MessageInfo::Assistant(serde_json::from_str(json)?),
         _ => MessageInfo::Unknown { role: peek.role },
     };
-    Ok((peek.ids, info))
+    Ok((ids, info))
 }
 
 /// `time` of a session.
