@@ -64,12 +64,15 @@ pub fn read_input(path: Option<&Path>) -> Result<Input, String> {
 }
 
 /// Files from this size up are read in two halves at once.
+#[cfg(unix)]
 const PARALLEL_READ_FROM: u64 = 16 << 20;
 
 /// Reads a whole file. A large regular file is read in two halves on two threads: on a 100 MB
 /// body most of the time of `std::fs::read` is the kernel copying into fresh pages and faulting
-/// them in (BENCHMARKS.md, CLI), and both halves of that work run in parallel. A file that
-/// changes size meanwhile is read again the plain way.
+/// them in (BENCHMARKS.md, CLI), and both halves of that work run in parallel. When the file's
+/// size or modification time changed meanwhile, it is read again the plain way. (A plain read of
+/// a file being rewritten can tear too; turnkeeper only ever replaces files by renaming.)
+#[cfg(unix)]
 fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
 
@@ -93,11 +96,19 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
             .unwrap_or_else(|_| Err(std::io::Error::other("reader thread failed")));
         first.and(second)
     });
-    let unchanged = file.metadata().is_ok_and(|m| m.len() == meta.len());
+    let unchanged = file
+        .metadata()
+        .is_ok_and(|m| m.len() == meta.len() && m.modified().ok() == meta.modified().ok());
     match read {
         Ok(()) if unchanged => Ok(buf),
         _ => std::fs::read(path),
     }
+}
+
+/// Reads a whole file (elsewhere than Unix, the plain way).
+#[cfg(not(unix))]
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    std::fs::read(path)
 }
 
 fn read_stdin() -> Result<Input, String> {

@@ -1,7 +1,9 @@
 //! The before/after ledger of thinking blocks.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 use turnkeeper_model::{Block, Transcript};
@@ -52,8 +54,8 @@ pub enum GuardViolation {
 }
 
 /// A hasher for block texts that reads eight bytes a step (SipHash, the default, costs about
-/// eight times as much, and a ledger hashes every thinking block twice). Not resistant to
-/// crafted collisions, which would only slow the map down: lookups still compare whole texts.
+/// eight times as much, and a ledger hashes every thinking block twice). Seeded per process
+/// ([`Seeded`]); collisions could only slow a map down, since lookups compare whole texts.
 #[derive(Clone, Copy, Default)]
 struct WordHasher(u64);
 
@@ -86,7 +88,27 @@ impl Hasher for WordHasher {
     }
 }
 
-type TextMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHasher>>;
+/// Makes [`WordHasher`]s that start from a seed drawn once per process (from the standard
+/// library's random hash keys): texts built to collide under one seed do not collide under the
+/// next, so a crafted transcript cannot count on making the ledger's maps slow.
+#[derive(Clone, Copy, Debug)]
+struct Seeded(u64);
+
+impl Default for Seeded {
+    fn default() -> Self {
+        static SEED: OnceLock<u64> = OnceLock::new();
+        Seeded(*SEED.get_or_init(|| RandomState::new().build_hasher().finish()))
+    }
+}
+
+impl BuildHasher for Seeded {
+    type Hasher = WordHasher;
+    fn build_hasher(&self) -> WordHasher {
+        WordHasher(self.0)
+    }
+}
+
+type TextMap<K, V> = HashMap<K, V, Seeded>;
 
 /// The multiset of guarded blocks of an input, by exact bytes.
 #[derive(Debug, Default)]

@@ -314,9 +314,11 @@ pub fn sniff(src: &str) -> Result<Format, ModelError> {
                 // names the place of any error; sniffing only needs the shape.
                 let res = s.object(|s, key| -> R<()> {
                     // `max_tokens`, `thinking` and `anthropic_version` are Messages API keys
-                    // (Gemini's are `generationConfig.maxOutputTokens` and `thinkingConfig`); a
-                    // body starting with them is read as Anthropic without skipping the system
-                    // prompt and tools that usually sit before `messages`.
+                    // (Gemini's are `generationConfig.maxOutputTokens` and `thinkingConfig`);
+                    // a body with one of them before `messages` or `contents` is read as
+                    // Anthropic without skipping the system prompt and tools that usually sit
+                    // in between. (A Gemini body carrying one of them is read as Anthropic and
+                    // fails for want of `messages`; `--format gemini` reads it.)
                     if key_is(src, key, "messages")
                         || key_is(src, key, "max_tokens")
                         || key_is(src, key, "thinking")
@@ -382,6 +384,9 @@ fn read_anthropic_root(
                     }
                     messages.clear();
                     blocks.clear();
+                    // A `content` array read before `messages` is no message's (and its blocks
+                    // were just cleared): forget it, or the end would cut the messages' blocks.
+                    response_content = None;
                     let span = s.array(|s, i| -> R<()> {
                         if !reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks)) {
                             let m = read_anthropic_message(s, &mut blocks)
@@ -486,15 +491,22 @@ fn after_message(messages: &mut Vec<Message>, blocks: &mut Vec<Block>, done: usi
     if let Some(last) = messages.len().checked_sub(1) {
         stamp(messages, blocks, last);
     }
-    /// Grows `v` when fewer than `headroom` free slots are left.
+    /// Grows `v` when fewer than `headroom` free slots are left and more items are expected.
     fn ahead<T>(v: &mut Vec<T>, headroom: usize, done: usize, total: usize) {
-        if v.capacity() - v.len() >= headroom || v.len() < 8 || done == 0 {
+        if v.len() < 8 || done == 0 {
             return;
         }
+        // Items per byte so far, times the bytes left.
         let rest = total.saturating_sub(done);
-        // Items per byte so far, times the bytes left, plus a little slack.
-        let more = (v.len() as u128 * rest as u128 / done as u128) as usize;
-        v.reserve_exact(more.saturating_add(v.len() / 16 + headroom));
+        let expected = (v.len() as u128 * rest as u128 / done as u128) as usize;
+        if v.capacity() - v.len() >= expected.min(headroom) {
+            return;
+        }
+        // At most four times what is there, so a few small messages before a huge one cannot
+        // ask for a huge list; plus a little slack.
+        let more = expected.min(4 * v.len()) + v.len() / 16 + 8;
+        // On failure the list grows the ordinary way, and fails there if it must.
+        let _ = v.try_reserve_exact(more);
     }
     ahead(messages, 1, done, total);
     // A message rarely has more than 64 blocks; a bigger one makes the list double once.

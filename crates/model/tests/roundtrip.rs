@@ -20,8 +20,12 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 fn sources() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root();
     let mut files = Vec::new();
     json_files(&root.join("../shared/real-traffic"), &mut files);
     json_files(&root.join("corpus"), &mut files);
@@ -160,4 +164,36 @@ fn reading_again_reusing_kept_messages_equals_a_full_read() {
         checked += 1;
     }
     assert!(checked >= 50, "only {checked} transcripts checked");
+}
+
+/// Regression (found in review): a top-level `content` array before `messages` (a body mixing
+/// request and response keys) made the reader cut every message's blocks, so rules saw empty
+/// messages and the ledger saw no thinking block.
+#[test]
+fn top_level_content_before_messages_keeps_the_messages_blocks() {
+    let text = std::fs::read_to_string(root().join(
+        "corpus/regressions/model_top_level_content_before_messages_emptied_every_message.json",
+    ))
+    .expect("regression file");
+    let t = read(&text, FormatHint::Auto).expect("reads");
+    assert_eq!(t.body, BodyKind::Request);
+    assert_eq!(t.messages.len(), 3);
+    assert_eq!(t.blocks_of(1).len(), 2);
+    assert!(t.blocks_of(1)[0].kind().is_thinking());
+}
+
+/// Regression (found in review): a few small messages before a huge one made the reader reserve
+/// room for millions of blocks by extrapolation; the estimate never asks for more than doubling.
+#[test]
+fn a_huge_message_after_small_ones_does_not_inflate_the_block_list() {
+    let mut body = String::from(r#"{"messages":["#);
+    for _ in 0..8 {
+        body.push_str(r#"{"role":"user","content":[0,0,0,0,0,0,0,0]},"#);
+    }
+    body.push_str(r#"{"role":"user","content":[{"type":"text","text":""#);
+    body.push_str(&"x".repeat(4_000_000));
+    body.push_str(r#""}]}]}"#);
+    let t = read(&body, FormatHint::Auto).expect("reads");
+    assert_eq!(t.blocks.len(), 65);
+    assert!(t.blocks.capacity() < 1_000, "{}", t.blocks.capacity());
 }

@@ -6,9 +6,10 @@
 //! Anthropic, GM-xx for Gemini). The target (model [`profile`], thinking mode, betas) and the
 //! [`Policy`] decide what applies.
 //!
-//! Thinking blocks are never edited: `repair` takes a [`Ledger`] of every thinking block before
-//! the rules run and checks the output against it; any thinking block that changed, or vanished
-//! without a reported removal, fails the repair closed with [`PreventError::Guard`].
+//! Thinking blocks are never edited: once the first pass has changed anything, `repair` takes a
+//! [`Ledger`] of every thinking block of the (unchanged) input and checks the output against it;
+//! any thinking block that changed, or vanished without a reported removal, fails the repair
+//! closed with [`PreventError::Guard`].
 //!
 //! ```
 //! use turnkeeper_model::{read, FormatHint};

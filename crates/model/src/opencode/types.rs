@@ -724,6 +724,18 @@ pub struct BodyIds {
     pub message_id: Option<String>,
 }
 
+/// `json`, unless it is an array: a derived struct also accepts an array of its fields, which no
+/// OpenCode record is. A broken array is still reported as invalid JSON, like any other text.
+fn object_text(json: &str) -> Result<&str, serde_json::Error> {
+    if !json.trim_start().starts_with('[') {
+        return Ok(json);
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(json)?;
+    Err(<serde_json::Error as serde::de::Error>::custom(
+        "expected a JSON object, found an array",
+    ))
+}
+
 /// Parses the typed view of a part from its JSON text.
 ///
 /// # Errors
@@ -743,7 +755,7 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
         #[serde(default, rename = "messageID")]
         message_id: Option<String>,
     }
-    let peek: Peek = serde_json::from_str(json)?;
+    let peek: Peek = serde_json::from_str(object_text(json)?)?;
     let ids = BodyIds {
         id: peek.id,
         session_id: peek.session_id,
@@ -784,7 +796,7 @@ pub fn parse_message(json: &str) -> Result<(BodyIds, MessageInfo), serde_json::E
         #[serde(default, rename = "messageID")]
         message_id: Option<String>,
     }
-    let peek: Peek = serde_json::from_str(json)?;
+    let peek: Peek = serde_json::from_str(object_text(json)?)?;
     let ids = BodyIds {
         id: peek.id,
         session_id: peek.session_id,
@@ -840,4 +852,25 @@ pub struct SessionInfo {
     pub share: Option<Value>,
     /// Pending revert marker, kept as JSON.
     pub revert: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records are objects: an array of what would be their fields is refused, as it was while
+    /// the ids were read through `#[serde(flatten)]` (a derived struct alone accepts arrays).
+    #[test]
+    fn records_must_be_objects() {
+        assert!(parse_part(r#"["step-start"]"#).is_err());
+        assert!(parse_part(r#" ["mystery","prt_1"]"#).is_err());
+        assert!(parse_message(r#"["user"]"#).is_err());
+        let (ids, part) = parse_part(
+            r#" {"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"step-start"}"#,
+        )
+        .expect("an object parses");
+        assert_eq!(ids.id.as_deref(), Some("prt_1"));
+        assert_eq!(ids.message_id.as_deref(), Some("msg_1"));
+        assert!(matches!(part, Part::StepStart(_)));
+    }
 }
