@@ -417,8 +417,8 @@ fn assemble(count: usize, thinking: &[String], out_len: usize, damaged: bool) ->
 /// result), an empty text block is an empty text part, and an orphan result has nowhere to go
 /// and disappears. So that the damage is also something only a repair can fix, a `damaged`
 /// export carries one more defect in one reasoning part of ten (the second, the twelfth, ...):
-/// a signature that is the placeholder text of seed 001, which the API rejects (AN-23) and the
-/// doctor removes.
+/// a signature that is the placeholder text of seed 000 (oh-my-opencode's validator), which the
+/// API rejects (AN-23) and the doctor removes.
 ///
 /// # Panics
 /// When `anthropic` is not a body built by [`Workload::build`].
