@@ -16,5 +16,5 @@ pub mod sse;
 pub mod store;
 
 pub use ledger::{GuardViolation, Ledger, fingerprint, is_guarded};
-pub use provenance::{Provenance, provenance};
+pub use provenance::{Provenance, provenance, provenance_of_base64};
 pub use store::{StoreError, StoredTurn, TurnStore};

@@ -35,24 +35,15 @@ pub const ENCODED_SENTINELS: [&str; 2] = [
     "Y29udGV4dF9lbmdpbmVlcmluZ19pc190aGVfd2F5X3RvX2dv",
 ];
 
-/// True for a byte of standard or URL-safe base64, padding included. Written as comparisons
-/// rather than a table so that [`is_base64`] compiles to vector compares.
-#[inline(always)]
-fn base64_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() | (b == b'+') | (b == b'/') | (b == b'=') | (b == b'-') | (b == b'_')
-}
-
-/// True when every byte of `s` is a base64 byte. Signatures are kilobytes long and every check
-/// reads every one, so this folds 32-byte chunks without an early exit (the compiler turns a
-/// chunk into a few vector instructions) and stops only between chunks.
-fn is_base64(s: &[u8]) -> bool {
-    let mut chunks = s.chunks_exact(32);
-    for c in &mut chunks {
-        if !c.iter().fold(true, |ok, &b| ok & base64_byte(b)) {
-            return false;
-        }
+/// The provenance of a signature the reader already found to be at least 8 base64 bytes without
+/// escapes ([`turnkeeper_model::Facts::signature_base64`]): plausible, unless it is one of the
+/// sentinels (compared only when the length matches one), without reading it again.
+pub fn provenance_of_base64(sig: &str) -> Provenance {
+    if SENTINELS.contains(&sig) || ENCODED_SENTINELS.contains(&sig) {
+        Provenance::Sentinel
+    } else {
+        Provenance::Plausible
     }
-    chunks.remainder().iter().all(|&b| base64_byte(b))
 }
 
 /// Classifies a signature value.
@@ -75,7 +66,7 @@ pub fn provenance(sig: Option<&str>) -> Provenance {
     if SENTINELS.contains(&s) || ENCODED_SENTINELS.contains(&s) {
         return Provenance::Sentinel;
     }
-    let base64 = is_base64(s.as_bytes());
+    let base64 = turnkeeper_model::json::is_base64(s.as_bytes());
     if !base64 || s.len() < 8 {
         return Provenance::Malformed;
     }
@@ -84,7 +75,7 @@ pub fn provenance(sig: Option<&str>) -> Provenance {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use turnkeeper_model::json::is_base64;
 
     /// The chunked check agrees with a byte-by-byte one wherever the bad byte falls: inside a
     /// chunk, on a chunk's edges, or in the remainder.
@@ -108,7 +99,7 @@ mod tests {
     fn every_byte_value_is_classified_as_the_alphabet_says() {
         for b in 0..=255u8 {
             let expected = b.is_ascii_alphanumeric() || b"+/=-_".contains(&b);
-            assert_eq!(base64_byte(b), expected, "byte {b:#x}");
+            assert_eq!(is_base64(&[b]), expected, "byte {b:#x}");
         }
     }
 }

@@ -124,6 +124,35 @@ impl StrSpan {
     }
 }
 
+/// True for a byte of standard or URL-safe base64, padding included. Written as comparisons
+/// rather than a table so that [`is_base64`] compiles to vector compares.
+#[inline(always)]
+fn base64_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() | (b == b'+') | (b == b'/') | (b == b'=') | (b == b'-') | (b == b'_')
+}
+
+/// True when every byte of `s` is a base64 byte (standard or URL-safe, padding included).
+/// Signatures are kilobytes long, so this folds 32-byte chunks without an early exit (the
+/// compiler turns a chunk into a few vector instructions) and stops only between chunks.
+pub fn is_base64(s: &[u8]) -> bool {
+    let mut chunks = s.chunks_exact(32);
+    for c in &mut chunks {
+        if !c.iter().fold(true, |ok, &b| ok & base64_byte(b)) {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(|&b| base64_byte(b))
+}
+
+/// True for a valid Anthropic client tool id, `^[a-zA-Z0-9_-]+$` (api-rules.md AN-12).
+pub fn is_tool_id(id: &str) -> bool {
+    // No early exit: ids are short, and a fold the compiler can vectorise beats a branch a byte.
+    !id.is_empty()
+        && id.bytes().fold(true, |ok, b| {
+            ok & (b.is_ascii_alphanumeric() | (b == b'_') | (b == b'-'))
+        })
+}
+
 /// The kind of a JSON value, as seen from its first byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

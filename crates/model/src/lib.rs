@@ -32,6 +32,6 @@ pub use error::ModelError;
 pub use json::{Span, StrSpan};
 pub use read::{FormatHint, read, read_block, read_bytes, read_reusing, sniff};
 pub use view::{
-    Block, BlockKind, BodyKind, Content, Format, Kinds, Message, RequestMeta, Role, Summary,
+    Block, BlockKind, BodyKind, Content, Facts, Format, Kinds, Message, RequestMeta, Role, Summary,
     ThinkingParam, Transcript,
 };

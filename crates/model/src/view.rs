@@ -195,6 +195,21 @@ impl Summary {
     }
 }
 
+/// What the Anthropic reader works out about a block's strings while their bytes are in cache,
+/// so that rules need not read them again from a large input. `None` means not worked out
+/// (blocks from the other readers); rules then read the text themselves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// For a text block: its text is empty or whitespace only.
+    pub text_blank: Option<bool>,
+    /// For a tool call or result: its `id` or `tool_use_id` is a valid tool id
+    /// ([`crate::json::is_tool_id`]).
+    pub tool_id_valid: Option<bool>,
+    /// For a thinking or redacted thinking block: its `signature` or `data` has no escapes, at
+    /// least 8 bytes, and only base64 bytes ([`crate::json::is_base64`]).
+    pub signature_base64: Option<bool>,
+}
+
 /// One content block (or Gemini part, or OpenCode part), as spans into its source text.
 #[derive(Clone, Debug, Default)]
 pub struct Block {
@@ -243,6 +258,8 @@ pub struct Block {
     /// A field another SDK left on an Anthropic block (`thoughtSignature`, `providerOptions`,
     /// ...), which the Anthropic schema rejects.
     pub foreign_key: Option<StrSpan>,
+    /// What the reader found out about its strings.
+    pub facts: Facts,
     /// Index of the message this block belongs to.
     pub msg: u32,
     /// Index of the block within its message.
@@ -291,6 +308,7 @@ impl Block {
             synthetic: self.synthetic,
             part_id: s(self.part_id),
             foreign_key: s(self.foreign_key),
+            facts: self.facts,
             msg: self.msg,
             pos: self.pos,
         }
@@ -312,7 +330,10 @@ impl Block {
     /// result's content is an empty string or array.
     pub fn is_blank(&self, src: &str) -> bool {
         match self.kind() {
-            BlockKind::Text => self.text.is_none_or(|t| t.is_blank(src)),
+            BlockKind::Text => self
+                .facts
+                .text_blank
+                .unwrap_or_else(|| self.text.is_none_or(|t| t.is_blank(src))),
             _ => false,
         }
     }

@@ -188,3 +188,42 @@ fn corpus_damaged_transcripts_are_flagged_and_repaired() {
         failures.join("\n")
     );
 }
+
+/// The reader's `Facts` are a shortcut, never a second opinion: with every block's facts wiped
+/// (so rules read the texts themselves), every accepted, valid and damaged transcript gets the
+/// same findings.
+#[test]
+fn rules_find_the_same_with_and_without_the_readers_facts() {
+    let mut files: Vec<PathBuf> = accepted_requests()
+        .into_iter()
+        .chain(corpus_valid())
+        .collect();
+    if let Ok(rd) = std::fs::read_dir(root().join("corpus/damaged")) {
+        files.extend(rd.flatten().map(|e| e.path()).filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p.to_string_lossy().ends_with(".expect.json")
+        }));
+    }
+    let opts = Options::default();
+    let mut compared = 0;
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let Ok(t) = read(&text, FormatHint::Auto) else {
+            continue;
+        };
+        let mut bare = t.clone();
+        for b in &mut bare.blocks {
+            b.facts = turnkeeper_model::Facts::default();
+        }
+        let with: Vec<String> = check(&t, &opts).iter().map(|f| format!("{f:?}")).collect();
+        let without: Vec<String> = check(&bare, &opts)
+            .iter()
+            .map(|f| format!("{f:?}"))
+            .collect();
+        assert_eq!(with, without, "{}", path.display());
+        compared += 1;
+    }
+    assert!(compared >= 300, "only {compared} transcripts compared");
+}

@@ -552,11 +552,7 @@ fn rebuild(
 
 /// True for a valid Anthropic client tool id (`^[a-zA-Z0-9_-]+$`, api-rules.md AN-12).
 pub fn valid_tool_id(id: &str) -> bool {
-    // No early exit: ids are short, and a fold the compiler can vectorise beats a branch a byte.
-    !id.is_empty()
-        && id.bytes().fold(true, |ok, b| {
-            ok & (b.is_ascii_alphanumeric() | (b == b'_') | (b == b'-'))
-        })
+    turnkeeper_model::json::is_tool_id(id)
 }
 
 fn sanitize(id: &str, taken: &HashSet<String>) -> String {
@@ -591,8 +587,17 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     let all_valid = (0..d.len()).all(|i| {
         !d.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
             || d.blocks(i).all(|b| match b.kind() {
-                BlockKind::ToolCall => b.id().is_some_and(|x| valid_tool_id(&x)),
-                BlockKind::ToolResult => b.tool_use_id().is_some_and(|x| valid_tool_id(&x)),
+                // What the reader found, or else the id itself.
+                BlockKind::ToolCall => b
+                    .block
+                    .facts
+                    .tool_id_valid
+                    .unwrap_or_else(|| b.id().is_some_and(|x| valid_tool_id(&x))),
+                BlockKind::ToolResult => b
+                    .block
+                    .facts
+                    .tool_id_valid
+                    .unwrap_or_else(|| b.tool_use_id().is_some_and(|x| valid_tool_id(&x))),
                 _ => true,
             })
     });

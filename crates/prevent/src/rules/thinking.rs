@@ -3,8 +3,10 @@
 //! (AN-25). None of them edits a thinking block: they restore the provider's own bytes, remove
 //! whole blocks (reported), or change the request's thinking setting.
 
-use turnkeeper_guard::{Provenance, is_guarded, provenance};
-use turnkeeper_model::{BlockKind, Draft, DraftBlock, Format, FormatHint, NewBlock, Role, read};
+use turnkeeper_guard::{Provenance, is_guarded, provenance, provenance_of_base64};
+use turnkeeper_model::{
+    BlockKind, BlockRef, Draft, DraftBlock, Format, FormatHint, NewBlock, Role, StrSpan, read,
+};
 
 use crate::ctx::{BINDING_BETA, Ctx, DraftExt, Sink};
 use crate::finding::Severity;
@@ -160,7 +162,7 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
         while j < d.block_count(i) {
             let Some(b) = d.block(i, j) else { break };
             let problem = match b.kind() {
-                BlockKind::Thinking => match provenance(b.signature().as_deref()) {
+                BlockKind::Thinking => match signature_provenance(&b, b.block.signature) {
                     Provenance::Plausible => None,
                     Provenance::Empty if !b.block.has_signature_key => {
                         Some("a thinking block without `signature`: \"Field required\"")
@@ -175,7 +177,7 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
                         Some("a thinking block whose signature is not a provider signature")
                     }
                 },
-                BlockKind::RedactedThinking => match provenance(b.str(b.block.data).as_deref()) {
+                BlockKind::RedactedThinking => match signature_provenance(&b, b.block.data) {
                     Provenance::Plausible => None,
                     _ => Some(
                         "a redacted_thinking block without valid `data`: \"Invalid `data` in `redacted_thinking` block\"",
@@ -205,6 +207,15 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
             }
             j += 1;
         }
+    }
+}
+
+/// The provenance of a block's `signature` (or `data`), without reading it again when the reader
+/// already found it to be base64 ([`turnkeeper_model::Facts::signature_base64`]).
+fn signature_provenance(b: &BlockRef<'_>, field: Option<StrSpan>) -> Provenance {
+    match (b.block.facts.signature_base64, field) {
+        (Some(true), Some(s)) => provenance_of_base64(s.raw(b.src)),
+        _ => provenance(b.str(field).as_deref()),
     }
 }
 
