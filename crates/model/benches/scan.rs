@@ -12,7 +12,7 @@ mod workload;
 
 use std::hint::black_box;
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use turnkeeper_model::{FormatHint, json, read};
 
 use workload::{Workload, corpus_thinking, large_enabled, quick_mode, specs};
@@ -26,17 +26,8 @@ fn bench(c: &mut Criterion) {
         let w = Workload::build(&spec, &thinking);
         let src = w.json.as_str();
         let bytes = src.as_bytes();
-        let mut g = c.benchmark_group(format!("scan/{}", w.name()));
-        if bytes.len() >= 5_000_000 {
-            g.sample_size(10);
-            g.sampling_mode(SamplingMode::Flat);
-        }
-        g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_function("ignored_any", |b| {
-            b.iter(|| {
-                serde_json::from_slice::<serde::de::IgnoredAny>(black_box(bytes)).expect("valid")
-            })
-        });
+        let mut g = workload::group(c, format!("scan/{}", w.name()), bytes.len());
+        workload::baselines(&mut g, bytes, false);
         g.bench_function("ignored_any_str", |b| {
             b.iter(|| serde_json::from_str::<serde::de::IgnoredAny>(black_box(src)).expect("valid"))
         });

@@ -22,7 +22,7 @@ mod workload;
 
 use std::hint::black_box;
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use turnkeeper_model::{FormatHint, read};
 use turnkeeper_prevent::{Options, Severity, check, check_str, repair};
 
@@ -71,23 +71,8 @@ fn bench(c: &mut Criterion) {
     for w in workloads() {
         let src = w.json.as_str();
         let bytes = src.as_bytes();
-        let mut g = c.benchmark_group(format!("transcript/{}", w.name()));
-        if bytes.len() >= 5_000_000 {
-            g.sample_size(10);
-            g.sampling_mode(SamplingMode::Flat);
-        }
-        g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_function("ignored_any", |b| {
-            b.iter(|| {
-                serde_json::from_slice::<serde::de::IgnoredAny>(black_box(bytes)).expect("valid")
-            })
-        });
-        g.bench_function("value_roundtrip", |b| {
-            b.iter(|| {
-                let v: serde_json::Value = serde_json::from_slice(black_box(bytes)).expect("valid");
-                serde_json::to_vec(&v).expect("serialises")
-            })
-        });
+        let mut g = workload::group(c, format!("transcript/{}", w.name()), bytes.len());
+        workload::baselines(&mut g, bytes, true);
         g.bench_function("read", |b| {
             b.iter(|| read(black_box(src), FormatHint::Auto).expect("reads"))
         });

@@ -20,7 +20,7 @@ mod workload;
 
 use std::hint::black_box;
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use turnkeeper::doctor::{self, PlanOptions};
 use turnkeeper::model::opencode::store::load_export;
 use turnkeeper::{FormatHint, Options, Severity, check_str, read};
@@ -87,23 +87,8 @@ fn bench(c: &mut Criterion) {
     for (name, export) in exports() {
         let src = export.as_str();
         let bytes = src.as_bytes();
-        let mut g = c.benchmark_group(format!("opencode/{name}"));
-        if bytes.len() >= 5_000_000 {
-            g.sample_size(10);
-            g.sampling_mode(SamplingMode::Flat);
-        }
-        g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_function("ignored_any", |b| {
-            b.iter(|| {
-                serde_json::from_slice::<serde::de::IgnoredAny>(black_box(bytes)).expect("valid")
-            })
-        });
-        g.bench_function("value_roundtrip", |b| {
-            b.iter(|| {
-                let v: serde_json::Value = serde_json::from_slice(black_box(bytes)).expect("valid");
-                serde_json::to_vec(&v).expect("serialises")
-            })
-        });
+        let mut g = workload::group(c, format!("opencode/{name}"), bytes.len());
+        workload::baselines(&mut g, bytes, true);
         g.bench_function("read", |b| {
             b.iter(|| read(black_box(src), FormatHint::Auto).expect("reads"))
         });

@@ -724,16 +724,53 @@ pub struct BodyIds {
     pub message_id: Option<String>,
 }
 
-/// `json`, unless it is an array: a derived struct also accepts an array of its fields, which no
-/// OpenCode record is. A broken array is still reported as invalid JSON, like any other text.
-fn object_text(json: &str) -> Result<&str, serde_json::Error> {
-    if !json.trim_start().starts_with('[') {
-        return Ok(json);
+/// What is read of a record before its typed parse: the discriminant (`type` of a part, `role`
+/// of a message) and the ids. Spelled out rather than `#[serde(flatten)]`ed from [`BodyIds`]:
+/// flatten buffers every other field of the record (a tool's whole output) to pick these out.
+/// Both discriminants are read leniently (a value that is not a string counts as absent), so a
+/// part with a `role` field of its own, or a message with a `type`, still reads.
+#[derive(Deserialize)]
+struct Peek {
+    #[serde(default, rename = "type", deserialize_with = "string_or_none")]
+    kind: Option<String>,
+    #[serde(default, deserialize_with = "string_or_none")]
+    role: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default, rename = "sessionID")]
+    session_id: Option<String>,
+    #[serde(default, rename = "messageID")]
+    message_id: Option<String>,
+}
+
+/// A string value, or `None` for any other JSON value.
+fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// Reads the [`Peek`] of a record and returns its discriminant `key` (`"type"` or `"role"`, an
+/// error when missing) with its ids. Records are objects: a derived struct also accepts an array
+/// of its fields, which no OpenCode record is (a broken array is still invalid JSON).
+fn peek(json: &str, key: &'static str) -> Result<(String, BodyIds), serde_json::Error> {
+    use serde::de::Error as _;
+    if json.trim_start().starts_with('[') {
+        serde_json::from_str::<serde::de::IgnoredAny>(json)?;
+        return Err(serde_json::Error::custom(
+            "expected a JSON object, found an array",
+        ));
     }
-    serde_json::from_str::<serde::de::IgnoredAny>(json)?;
-    Err(<serde_json::Error as serde::de::Error>::custom(
-        "expected a JSON object, found an array",
-    ))
+    let p: Peek = serde_json::from_str(json)?;
+    let discriminant = if key == "type" { p.kind } else { p.role };
+    let discriminant = discriminant.ok_or_else(|| serde_json::Error::missing_field(key))?;
+    let ids = BodyIds {
+        id: p.id,
+        session_id: p.session_id,
+        message_id: p.message_id,
+    };
+    Ok((discriminant, ids))
 }
 
 /// Parses the typed view of a part from its JSON text.
@@ -742,26 +779,8 @@ fn object_text(json: &str) -> Result<&str, serde_json::Error> {
 /// The serde error when the text is not JSON, has no string `type`, or a known type lacks a
 /// required field.
 pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
-    // The ids are spelled out rather than `#[serde(flatten)]`ed from `BodyIds`: flatten buffers
-    // every other field of the part (a tool's whole output) before it picks the ids out.
-    #[derive(Deserialize)]
-    struct Peek {
-        #[serde(rename = "type")]
-        kind: String,
-        #[serde(default)]
-        id: Option<String>,
-        #[serde(default, rename = "sessionID")]
-        session_id: Option<String>,
-        #[serde(default, rename = "messageID")]
-        message_id: Option<String>,
-    }
-    let peek: Peek = serde_json::from_str(object_text(json)?)?;
-    let ids = BodyIds {
-        id: peek.id,
-        session_id: peek.session_id,
-        message_id: peek.message_id,
-    };
-    let part = match peek.kind.as_str() {
+    let (kind, ids) = peek(json, "type")?;
+    let part = match kind.as_str() {
         "text" => Part::Text(serde_json::from_str(json)?),
         "file" => Part::File(serde_json::from_str(json)?),
         "tool" => Part::Tool(serde_json::from_str(json)?),
@@ -774,7 +793,7 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
         "snapshot" => Part::Snapshot(serde_json::from_str(json)?),
         "patch" => Part::Patch(serde_json::from_str(json)?),
         "retry" => Part::Retry(serde_json::from_str(json)?),
-        _ => Part::Unknown { kind: peek.kind },
+        _ => Part::Unknown { kind },
     };
     Ok((ids, part))
 }
@@ -785,27 +804,11 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
 /// The serde error when the text is not JSON, has no string `role`, or a field has the wrong
 /// type.
 pub fn parse_message(json: &str) -> Result<(BodyIds, MessageInfo), serde_json::Error> {
-    // Ids spelled out, not flattened: see `parse_part`.
-    #[derive(Deserialize)]
-    struct Peek {
-        role: String,
-        #[serde(default)]
-        id: Option<String>,
-        #[serde(default, rename = "sessionID")]
-        session_id: Option<String>,
-        #[serde(default, rename = "messageID")]
-        message_id: Option<String>,
-    }
-    let peek: Peek = serde_json::from_str(object_text(json)?)?;
-    let ids = BodyIds {
-        id: peek.id,
-        session_id: peek.session_id,
-        message_id: peek.message_id,
-    };
-    let info = match peek.role.as_str() {
+    let (role, ids) = peek(json, "role")?;
+    let info = match role.as_str() {
         "user" => MessageInfo::User(serde_json::from_str(json)?),
         "assistant" => MessageInfo::Assistant(serde_json::from_str(json)?),
-        _ => MessageInfo::Unknown { role: peek.role },
+        _ => MessageInfo::Unknown { role },
     };
     Ok((ids, info))
 }
@@ -872,5 +875,11 @@ mod tests {
         assert_eq!(ids.id.as_deref(), Some("prt_1"));
         assert_eq!(ids.message_id.as_deref(), Some("msg_1"));
         assert!(matches!(part, Part::StepStart(_)));
+        // The other kind of record's discriminant is not this record's business.
+        assert!(parse_part(r#"{"id":"prt_2","type":"step-start","role":7}"#).is_ok());
+        assert!(parse_message(r#"{"id":"msg_1","role":"user","type":[1]}"#).is_ok());
+        // Its own is required.
+        assert!(parse_part(r#"{"id":"prt_3"}"#).is_err());
+        assert!(parse_message(r#"{"id":"msg_2","role":3}"#).is_err());
     }
 }

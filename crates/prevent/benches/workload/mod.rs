@@ -15,8 +15,9 @@
 //! `tool_result` replaced by text (the call is left without a result, AN-08), an empty text block
 //! (AN-05), and an orphan `tool_result` whose id no call made (AN-10).
 //!
-//! This file is shared by the model and prevent benches (`#[path]`), so it depends only on
-//! `turnkeeper-model`, `serde_json` and `std`. Everything is deterministic: same bytes every run.
+//! This file is shared by the benches of the model, prevent and turnkeeper crates and by
+//! `profile_ops` (`#[path]`), so it depends only on `turnkeeper-model`, `serde`, `serde_json`,
+//! `criterion` and `std`. Everything is deterministic: same bytes every run.
 
 #![allow(dead_code)] // each bench binary uses a different part of this shared module
 
@@ -24,6 +25,45 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use turnkeeper_model::{BlockKind, FormatHint, read};
+
+/// A criterion group for `len` bytes of input, with throughput in bytes: ten flat samples for the
+/// large workloads, whose single runs take long enough on their own.
+pub fn group<'c>(
+    c: &'c mut criterion::Criterion,
+    name: String,
+    len: usize,
+) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    if len >= 5_000_000 {
+        g.sample_size(10);
+        g.sampling_mode(criterion::SamplingMode::Flat);
+    }
+    g.throughput(criterion::Throughput::Bytes(len as u64));
+    g
+}
+
+/// The baselines every comparison is made against, on the same bytes: `ignored_any` (serde_json
+/// reading the JSON and keeping nothing, the cost of reading it at all) and, unless
+/// `with_value` is false, `value_roundtrip` (into `serde_json::Value` and back to bytes, what a
+/// hand-written fixer does).
+pub fn baselines(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    bytes: &[u8],
+    with_value: bool,
+) {
+    use std::hint::black_box;
+    g.bench_function("ignored_any", |b| {
+        b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(black_box(bytes)).expect("valid"))
+    });
+    if with_value {
+        g.bench_function("value_roundtrip", |b| {
+            b.iter(|| {
+                let v: serde_json::Value = serde_json::from_slice(black_box(bytes)).expect("valid");
+                serde_json::to_vec(&v).expect("serialises")
+            })
+        });
+    }
+}
 
 /// The model every workload names: the one the corpus's signed thinking blocks came from.
 pub const MODEL: &str = "claude-sonnet-4-20250514";
