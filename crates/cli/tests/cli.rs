@@ -1,23 +1,8 @@
 //! The command line as scripts use it: output shapes and exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_turnkeeper"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs the binary")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{root, run, stdout};
 
 #[test]
 fn inspect_json_counts_blocks_by_wire_type() {

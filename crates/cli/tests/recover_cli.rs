@@ -1,24 +1,11 @@
 //! `turnkeeper recover` and `turnkeeper classify --json` as scripts use them: exit codes 0/2/3,
 //! the body on standard output, the JSON report, and the attempts file growing across calls.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_turnkeeper"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs the binary")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{root, run, stderr};
 
 /// The body of the real error `id` from corpus/errors, with `from` replaced by `to`.
 fn real_error(id: &str, from: &str, to: &str) -> String {

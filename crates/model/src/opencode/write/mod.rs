@@ -39,7 +39,7 @@ mod sqlite;
 use std::path::PathBuf;
 
 pub use format::{mint_part_id, pretty_json};
-pub use fsops::{CRASH_ENV, TMP_SUFFIX, crash_steps};
+pub use fsops::{CRASH_ENV, TMP_SUFFIX, civil_from_days, crash_steps};
 pub use inuse::{InUse, in_use};
 pub use json::{apply_json, undo_json};
 pub use manifest::{Backup, Entry, EntryKind, MANIFEST, Manifest, list_backups};
