@@ -261,17 +261,22 @@ pub fn inv_untouched_thinking(input: &str, opts: &Options<'_>) -> Outcome {
                     return Err(format!(
                         "input {} (fingerprint {fp}) is missing from the output and no change names it; changes: {:?}",
                         t.block_path(b.msg as usize, b.pos as usize),
-                        r.report
-                            .changes
-                            .iter()
-                            .map(|c| (c.rule, c.action, c.path.as_str()))
-                            .collect::<Vec<_>>()
+                        change_list(&r.report)
                     ));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The report's changes as (rule, action, path), for failure messages.
+fn change_list(report: &turnkeeper_prevent::Report) -> Vec<(&'static str, &'static str, &str)> {
+    report
+        .changes
+        .iter()
+        .map(|c| (c.rule, c.action, c.path.as_str()))
+        .collect()
 }
 
 /// Guarded blocks, except Gemini call parts carrying the documented dummy signature: GM-05 makes
@@ -625,11 +630,7 @@ pub fn inv_conservation(input: &str, opts: &Options<'_>) -> Outcome {
                 "{lost} of {count} input occurrence(s) of a {} are not in the output, and changes name only {named} (unnamed: {unnamed:?}): {}\nchanges: {:?}",
                 key.0,
                 clip(&key.1),
-                r.report
-                    .changes
-                    .iter()
-                    .map(|c| (c.rule, c.action, c.path.as_str()))
-                    .collect::<Vec<_>>()
+                change_list(&r.report)
             ));
         }
     }

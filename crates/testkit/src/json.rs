@@ -174,6 +174,26 @@ impl Style {
         }
     }
 
+    /// The separator before member `i` of a container at `depth`, and its line break.
+    fn before_member(&self, i: usize, depth: usize, out: &mut String) {
+        if i > 0 {
+            out.push(',');
+            if self.indent == 0 && self.comma_space {
+                out.push(' ');
+            }
+        }
+        if self.indent > 0 {
+            self.newline(depth + 1, out);
+        }
+    }
+
+    /// The line break before the closing bracket of a container at `depth`.
+    fn before_close(&self, empty: bool, depth: usize, out: &mut String) {
+        if self.indent > 0 && !empty {
+            self.newline(depth, out);
+        }
+    }
+
     fn value(&self, v: &J, depth: usize, out: &mut String) {
         match v {
             J::Null => out.push_str("null"),
@@ -183,34 +203,16 @@ impl Style {
             J::Arr(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                        if self.indent == 0 && self.comma_space {
-                            out.push(' ');
-                        }
-                    }
-                    if self.indent > 0 {
-                        self.newline(depth + 1, out);
-                    }
+                    self.before_member(i, depth, out);
                     self.value(item, depth + 1, out);
                 }
-                if self.indent > 0 && !items.is_empty() {
-                    self.newline(depth, out);
-                }
+                self.before_close(items.is_empty(), depth, out);
                 out.push(']');
             }
             J::Obj(members) => {
                 out.push('{');
                 for (i, (k, item)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                        if self.indent == 0 && self.comma_space {
-                            out.push(' ');
-                        }
-                    }
-                    if self.indent > 0 {
-                        self.newline(depth + 1, out);
-                    }
+                    self.before_member(i, depth, out);
                     write_str(out, k, Esc::Minimal);
                     out.push(':');
                     if self.indent > 0 || self.colon_space {
@@ -218,9 +220,7 @@ impl Style {
                     }
                     self.value(item, depth + 1, out);
                 }
-                if self.indent > 0 && !members.is_empty() {
-                    self.newline(depth, out);
-                }
+                self.before_close(members.is_empty(), depth, out);
                 out.push('}');
             }
         }
