@@ -24,8 +24,8 @@
 use serde::Serialize;
 use turnkeeper_guard::{Provenance, provenance};
 use turnkeeper_model::edit::object;
-use turnkeeper_model::opencode::convert::INTERRUPTED_TOOL;
-use turnkeeper_model::opencode::store::{Session, StoredMessage, StoredPart};
+use turnkeeper_model::opencode::convert::{INTERRUPTED_TOOL, is_sent};
+use turnkeeper_model::opencode::store::{Session, StoredPart};
 use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part};
 use turnkeeper_model::opencode::write::{self, Applied, PartChange, WriteError, pretty_json};
 use turnkeeper_model::opencode::{Origin, compact_json};
@@ -117,23 +117,6 @@ pub struct PlanOptions {
     /// OpenCode may still be writing the last message (the store is in use): an unfinished last
     /// message is then left alone.
     pub last_message_live: bool,
-}
-
-/// Whether OpenCode sends this message to the model (seed 003 "Messages with Errors").
-fn is_sent(m: &StoredMessage) -> bool {
-    match &m.typed {
-        MessageInfo::User(_) => true,
-        MessageInfo::Assistant(a) => match &a.error {
-            None => true,
-            Some(e) => {
-                e.is_aborted()
-                    && m.parts
-                        .iter()
-                        .any(|p| !matches!(p.typed, Part::StepStart(_) | Part::Reasoning(_)))
-            }
-        },
-        _ => false,
-    }
 }
 
 /// A string member of a part's JSON text.

@@ -286,15 +286,9 @@ pub fn to_model_messages_with(
                 });
             }
             MessageInfo::Assistant(a) => {
-                if let Some(err) = &a.error {
-                    let has_content = m
-                        .parts
-                        .iter()
-                        .any(|p| !matches!(p.typed, Part::StepStart(_) | Part::Reasoning(_)));
-                    if !(err.is_aborted() && has_content) {
-                        note(&mut notes, NoteKind::ErroredMessageSkipped, m, None);
-                        continue;
-                    }
+                if a.error.is_some() && !is_sent(m) {
+                    note(&mut notes, NoteKind::ErroredMessageSkipped, m, None);
+                    continue;
                 }
                 let keep_meta = options
                     .target_model
@@ -439,6 +433,25 @@ fn attachment(value: &Value) -> Option<ModelContent> {
             .and_then(Value::as_str)
             .map(str::to_owned),
     })
+}
+
+/// Whether OpenCode sends this stored message to the model (seed 003 "Messages with Errors"):
+/// user messages always; assistant messages unless they carry an error, except an aborted one
+/// with some part besides step markers and reasoning. Messages of other roles never.
+pub fn is_sent(m: &StoredMessage) -> bool {
+    match &m.typed {
+        MessageInfo::User(_) => true,
+        MessageInfo::Assistant(a) => match &a.error {
+            None => true,
+            Some(e) => {
+                e.is_aborted()
+                    && m.parts
+                        .iter()
+                        .any(|p| !matches!(p.typed, Part::StepStart(_) | Part::Reasoning(_)))
+            }
+        },
+        _ => false,
+    }
 }
 
 /// Removes insignificant whitespace from JSON text, keeping key order, number spelling and
