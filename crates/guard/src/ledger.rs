@@ -1,9 +1,6 @@
 //! The before/after ledger of thinking blocks.
 
 use std::collections::HashMap;
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 use turnkeeper_model::{Block, Transcript};
@@ -53,62 +50,10 @@ pub enum GuardViolation {
     Unreadable(String),
 }
 
-/// A hasher for block texts that reads eight bytes a step (SipHash, the default, costs about
-/// eight times as much, and a ledger hashes every thinking block twice). Seeded per process
-/// ([`Seeded`]); collisions could only slow a map down, since lookups compare whole texts.
-#[derive(Clone, Copy, Default)]
-struct WordHasher(u64);
-
-impl WordHasher {
-    #[inline]
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for WordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.mix(u64::from_le_bytes(w));
-        }
-        let mut w = [0u8; 8];
-        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.mix(u64::from_le_bytes(w) ^ (bytes.len() as u64) << 56);
-    }
-
-    fn write_u8(&mut self, b: u8) {
-        self.mix(u64::from(b));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Makes [`WordHasher`]s that start from a seed drawn once per process (from the standard
-/// library's random hash keys): texts built to collide under one seed do not collide under the
-/// next, so a crafted transcript cannot count on making the ledger's maps slow.
-#[derive(Clone, Copy, Debug)]
-struct Seeded(u64);
-
-impl Default for Seeded {
-    fn default() -> Self {
-        static SEED: OnceLock<u64> = OnceLock::new();
-        Seeded(*SEED.get_or_init(|| RandomState::new().build_hasher().finish()))
-    }
-}
-
-impl BuildHasher for Seeded {
-    type Hasher = WordHasher;
-    fn build_hasher(&self) -> WordHasher {
-        WordHasher(self.0)
-    }
-}
-
-type TextMap<K, V> = HashMap<K, V, Seeded>;
+/// Maps keyed by block texts. foldhash reads eight bytes a step (SipHash, the default, costs
+/// several times as much, and a ledger hashes every thinking block twice) and is seeded per
+/// process, so texts crafted to collide under one run do not under the next.
+type TextMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The multiset of guarded blocks of an input, by exact bytes.
 #[derive(Debug, Default)]
@@ -126,12 +71,6 @@ pub struct Ledger<'a> {
 struct PathStyle {
     format: turnkeeper_model::Format,
     body: turnkeeper_model::BodyKind,
-}
-
-impl std::fmt::Debug for WordHasher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WordHasher")
-    }
 }
 
 impl<'a> Ledger<'a> {

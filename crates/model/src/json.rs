@@ -60,14 +60,6 @@ impl Span {
             end: self.end.wrapping_sub(from).wrapping_add(to),
         }
     }
-
-    /// The same span moved by `delta` bytes.
-    pub fn shifted(&self, delta: u32) -> Span {
-        Span {
-            start: self.start + delta,
-            end: self.end + delta,
-        }
-    }
 }
 
 /// A JSON string as found in the input: the span of its contents (without the quotes), and
@@ -143,6 +135,10 @@ pub fn is_base64(s: &[u8]) -> bool {
     }
     chunks.remainder().iter().all(|&b| base64_byte(b))
 }
+
+/// The fewest bytes a signature can have and still look like a provider's (shorter base64 is a
+/// placeholder; used by the reader's facts and by `turnkeeper_guard::provenance`).
+pub const MIN_SIGNATURE_BYTES: usize = 8;
 
 /// True for a valid Anthropic client tool id, `^[a-zA-Z0-9_-]+$` (api-rules.md AN-12).
 pub fn is_tool_id(id: &str) -> bool {

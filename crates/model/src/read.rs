@@ -8,10 +8,9 @@
 use std::borrow::Cow;
 
 use crate::error::ModelError;
-use crate::json::{self, Kind, Scanner, Span, StrSpan, SyntaxError};
+use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
 use crate::view::{
-    Block, BlockKind, BodyKind, Content, Facts, Format, Message, RequestMeta, Role, Summary,
-    Transcript,
+    Block, BlockKind, BodyKind, Content, Format, Message, RequestMeta, Role, Summary, Transcript,
 };
 
 /// A path segment, collected while an error bubbles up.
@@ -712,28 +711,9 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     } else {
         text
     };
-    b.facts = facts_of(src, b);
+    // Worked out now, while the block's strings are still in cache.
+    b.facts = b.worked_out_facts(src);
     Ok(())
-}
-
-/// [`Facts`] about the block just read (its strings are still in cache).
-fn facts_of(src: &str, b: &Block) -> Facts {
-    let tool_id = |s: Option<StrSpan>| s.map(|s| json::is_tool_id(&s.decode(src)));
-    let base64 = |s: Option<StrSpan>| {
-        Some(s.is_some_and(|s| {
-            !s.escaped && s.span.len() >= 8 && json::is_base64(s.raw(src).as_bytes())
-        }))
-    };
-    let mut f = Facts::default();
-    match b.kind() {
-        BlockKind::Text => f.text_blank = Some(b.text.is_none_or(|t| t.is_blank(src))),
-        BlockKind::ToolCall => f.tool_id_valid = Some(tool_id(b.id).unwrap_or(false)),
-        BlockKind::ToolResult => f.tool_id_valid = Some(tool_id(b.tool_use_id).unwrap_or(false)),
-        BlockKind::Thinking => f.signature_base64 = base64(b.signature),
-        BlockKind::RedactedThinking => f.signature_base64 = base64(b.data),
-        _ => {}
-    }
-    f
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -745,8 +725,8 @@ fn read_gemini_root(
     reuse: Option<Reuse<'_, '_>>,
 ) -> R<()> {
     let src = s.src();
-    let mut blocks = Vec::new();
-    let mut messages = Vec::new();
+    let mut blocks = std::mem::take(&mut t.blocks);
+    let mut messages = std::mem::take(&mut t.messages);
     let mut meta = RequestMeta::default();
     let mut messages_span = None;
     if s.peek_kind()? != Kind::Object {
@@ -980,8 +960,8 @@ pub fn opencode_kind(t: &str) -> BlockKind {
 }
 
 fn read_opencode_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
-    let mut blocks = Vec::new();
-    let mut messages = Vec::new();
+    let mut blocks = std::mem::take(&mut t.blocks);
+    let mut messages = std::mem::take(&mut t.messages);
     if s.peek_kind()? != Kind::Array {
         return Err(ReadErr::shape(
             s.pos(),

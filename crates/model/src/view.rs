@@ -314,6 +314,65 @@ impl Block {
         }
     }
 
+    /// The tool id the block carries: `id` of a call, `tool_use_id` of a result.
+    pub fn tool_id(&self) -> Option<StrSpan> {
+        match self.kind() {
+            BlockKind::ToolCall => self.id,
+            BlockKind::ToolResult => self.tool_use_id,
+            _ => None,
+        }
+    }
+
+    /// The field a thinking block's signature is in: `signature` of thinking, `data` of
+    /// redacted thinking.
+    pub fn signature_field(&self) -> Option<StrSpan> {
+        match self.kind() {
+            BlockKind::Thinking => self.signature,
+            BlockKind::RedactedThinking => self.data,
+            _ => None,
+        }
+    }
+
+    /// True when the tool id ([`Block::tool_id`]) is a valid one ([`crate::json::is_tool_id`]):
+    /// the reader's fact, or else the id itself.
+    pub fn tool_id_valid(&self, src: &str) -> bool {
+        self.facts
+            .tool_id_valid
+            .unwrap_or_else(|| self.worked_out_facts(src).tool_id_valid == Some(true))
+    }
+
+    /// True when the signature ([`Block::signature_field`]) has no escapes, at least
+    /// [`crate::json::MIN_SIGNATURE_BYTES`] bytes, and only base64 bytes: the reader's fact, or
+    /// else the string itself.
+    pub fn signature_is_base64(&self, src: &str) -> bool {
+        self.facts
+            .signature_base64
+            .unwrap_or_else(|| self.worked_out_facts(src).signature_base64 == Some(true))
+    }
+
+    /// The [`Facts`] of this block, worked out from `src` (what the reader records).
+    pub fn worked_out_facts(&self, src: &str) -> Facts {
+        let mut f = Facts::default();
+        match self.kind() {
+            BlockKind::Text => f.text_blank = Some(self.text.is_none_or(|t| t.is_blank(src))),
+            BlockKind::ToolCall | BlockKind::ToolResult => {
+                f.tool_id_valid = Some(
+                    self.tool_id()
+                        .is_some_and(|s| crate::json::is_tool_id(&s.decode(src))),
+                );
+            }
+            BlockKind::Thinking | BlockKind::RedactedThinking => {
+                f.signature_base64 = Some(self.signature_field().is_some_and(|s| {
+                    !s.escaped
+                        && s.span.len() >= crate::json::MIN_SIGNATURE_BYTES
+                        && crate::json::is_base64(s.raw(src).as_bytes())
+                }));
+            }
+            _ => {}
+        }
+        f
+    }
+
     /// True when the block carries a field its type does not define: a field another SDK left
     /// ([`Block::foreign_key`]), `signature` on a block that is not thinking, or `cache_control`
     /// on a thinking block (api-rules.md AN-06).
@@ -333,7 +392,7 @@ impl Block {
             BlockKind::Text => self
                 .facts
                 .text_blank
-                .unwrap_or_else(|| self.text.is_none_or(|t| t.is_blank(src))),
+                .unwrap_or_else(|| self.worked_out_facts(src).text_blank == Some(true)),
             _ => false,
         }
     }

@@ -587,17 +587,7 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     let all_valid = (0..d.len()).all(|i| {
         !d.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
             || d.blocks(i).all(|b| match b.kind() {
-                // What the reader found, or else the id itself.
-                BlockKind::ToolCall => b
-                    .block
-                    .facts
-                    .tool_id_valid
-                    .unwrap_or_else(|| b.id().is_some_and(|x| valid_tool_id(&x))),
-                BlockKind::ToolResult => b
-                    .block
-                    .facts
-                    .tool_id_valid
-                    .unwrap_or_else(|| b.tool_use_id().is_some_and(|x| valid_tool_id(&x))),
+                BlockKind::ToolCall | BlockKind::ToolResult => b.block.tool_id_valid(b.src),
                 _ => true,
             })
     });

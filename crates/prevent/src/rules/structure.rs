@@ -22,20 +22,17 @@ pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         let mut j = 0;
         while j < d.block_count(i) {
             let Some(b) = d.block(i, j) else { break };
-            let kind = b.kind();
+            if !b.block.has_extra_fields() {
+                j += 1;
+                continue;
+            }
             let foreign = b.str(b.block.foreign_key).map(|k| k.into_owned());
-            if kind.is_thinking() {
-                if b.block.cache_control.is_some() || foreign.is_some() {
-                    let field = foreign.unwrap_or_else(|| "cache_control".to_owned());
-                    s.find(d, "AN-06", Severity::Error, i, Some(j),
-                        format!("`{field}` on a thinking block: the API rejects it, and turnkeeper never edits thinking blocks"),
-                        None);
-                }
+            if b.kind().is_thinking() {
+                let field = foreign.unwrap_or_else(|| "cache_control".to_owned());
+                s.find(d, "AN-06", Severity::Error, i, Some(j),
+                    format!("`{field}` on a thinking block: the API rejects it, and turnkeeper never edits thinking blocks"),
+                    None);
             } else {
-                if !b.block.has_signature_key && foreign.is_none() {
-                    j += 1;
-                    continue;
-                }
                 // The view records one foreign field; a block may carry several.
                 let mut fields: Vec<String> = object::members(b.raw())
                     .unwrap_or_default()

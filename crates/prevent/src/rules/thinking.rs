@@ -5,7 +5,7 @@
 
 use turnkeeper_guard::{Provenance, is_guarded, provenance, provenance_of_base64};
 use turnkeeper_model::{
-    BlockKind, BlockRef, Draft, DraftBlock, Format, FormatHint, NewBlock, Role, StrSpan, read,
+    BlockKind, BlockRef, Draft, DraftBlock, Format, FormatHint, NewBlock, Role, read,
 };
 
 use crate::ctx::{BINDING_BETA, Ctx, DraftExt, Sink};
@@ -162,7 +162,7 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
         while j < d.block_count(i) {
             let Some(b) = d.block(i, j) else { break };
             let problem = match b.kind() {
-                BlockKind::Thinking => match signature_provenance(&b, b.block.signature) {
+                BlockKind::Thinking => match signature_provenance(&b) {
                     Provenance::Plausible => None,
                     Provenance::Empty if !b.block.has_signature_key => {
                         Some("a thinking block without `signature`: \"Field required\"")
@@ -177,7 +177,7 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
                         Some("a thinking block whose signature is not a provider signature")
                     }
                 },
-                BlockKind::RedactedThinking => match signature_provenance(&b, b.block.data) {
+                BlockKind::RedactedThinking => match signature_provenance(&b) {
                     Provenance::Plausible => None,
                     _ => Some(
                         "a redacted_thinking block without valid `data`: \"Invalid `data` in `redacted_thinking` block\"",
@@ -210,12 +210,12 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
     }
 }
 
-/// The provenance of a block's `signature` (or `data`), without reading it again when the reader
-/// already found it to be base64 ([`turnkeeper_model::Facts::signature_base64`]).
-fn signature_provenance(b: &BlockRef<'_>, field: Option<StrSpan>) -> Provenance {
-    match (b.block.facts.signature_base64, field) {
-        (Some(true), Some(s)) => provenance_of_base64(s.raw(b.src)),
-        _ => provenance(b.str(field).as_deref()),
+/// The provenance of a thinking block's signature (`signature`, or `data` of redacted thinking),
+/// without reading it again when the reader already found it to be base64.
+fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
+    match b.block.signature_field() {
+        Some(s) if b.block.signature_is_base64(b.src) => provenance_of_base64(s.raw(b.src)),
+        field => provenance(b.str(field).as_deref()),
     }
 }
 
