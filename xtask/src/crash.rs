@@ -3,7 +3,8 @@
 //! Runs `crates/turnkeeper/tests/doctor_crash.rs` (which kills `opencode repair` runs at random
 //! write steps and by SIGKILL, then checks every file is old or new and that `undo` restores
 //! the original) with many runs per store. The ordinary `cargo test` runs the same test with
-//! its own default of 10 runs; `cargo xtask verify` adds a step with [`VERIFY_RUNS`].
+//! its own default of 10 runs; `cargo xtask verify` runs it once, in a step of its own with
+//! [`VERIFY_RUNS`], and skips it in its `test` step.
 
 use std::path::Path;
 
@@ -16,6 +17,9 @@ pub const RUNS: u64 = 120;
 
 /// Runs per store of verify's crash step.
 pub const VERIFY_RUNS: u64 = 10;
+
+/// The crash tests (one per store), which verify's `test` step leaves to the crash step.
+pub const TESTS: [&str; 2] = ["crash_json_store", "crash_sqlite_store"];
 
 /// The command: the crash test alone, with `runs` runs per store (and a seed to repeat one).
 pub fn command(root: &Path, runs: u64, seed: Option<u64>) -> Cmd {

@@ -39,7 +39,7 @@ pub const MAX_ATTEMPTS: usize = 8;
 /// At most this many retries of the same retryable error.
 pub const MAX_RETRIES: usize = 4;
 /// The beta header that enables `prefix_mismatch_behavior: "drop_block"` (api-rules.md AN-25).
-pub const DROP_BLOCK_BETA: &str = "thinking-binding-controls-2026-08-01";
+pub const DROP_BLOCK_BETA: &str = turnkeeper_prevent::BINDING_BETA;
 
 /// What to do next about a failed request.
 ///

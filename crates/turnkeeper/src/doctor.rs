@@ -29,10 +29,9 @@ use turnkeeper_model::opencode::store::{Session, StoredPart};
 use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part};
 use turnkeeper_model::opencode::write::{self, Applied, PartChange, WriteError, pretty_json};
 use turnkeeper_model::opencode::{Origin, compact_json};
-use turnkeeper_prevent::{Options, Severity};
+use turnkeeper_prevent::Severity;
 
-use crate::Error;
-use crate::opencode::{SessionCheck, check_session};
+use crate::opencode::SessionCheck;
 
 /// The text of the synthetic part added to a finished assistant turn that has thinking but no
 /// text or tool call.
@@ -411,15 +410,9 @@ pub fn simulate(session: &Session, plan: &DoctorPlan) -> Session {
 
 pub use turnkeeper_prevent::opencode::next_turn_body;
 
-/// Checks a stored session the way its next request will be sent (see
-/// [`turnkeeper_prevent::opencode::check_session`]); findings map back to OpenCode message and
-/// part ids.
-///
-/// # Errors
-/// When the converted body cannot be read (a bug in the conversion).
-pub fn check_stored(session: &Session, opts: &Options<'_>) -> Result<SessionCheck, Error> {
-    check_session(session, opts)
-}
+/// Checks a stored session the way its next request will be sent; findings map back to OpenCode
+/// message and part ids (the doctor's name for [`crate::opencode::check_session`]).
+pub use crate::opencode::check_session as check_stored;
 
 /// True when an error-level finding is left.
 pub fn has_errors(c: &SessionCheck) -> bool {
