@@ -337,36 +337,16 @@ fn human_report(name: &str, r: &Report) -> String {
     out
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same directory, flushed, renamed
-/// over; with `backup`, the old file is first copied to `path.bak`.
+/// Writes `text` to `path` atomically; with `backup`, the old file is first copied to
+/// `path.bak`.
 fn write_atomically(path: &Path, text: &str, backup: bool) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
     if backup {
-        let bak = dir.join(format!("{file}.bak"));
-        std::fs::copy(path, &bak).map_err(|e| format!("{}: {e}", bak.display()))?;
+        let mut bak = path.as_os_str().to_owned();
+        bak.push(".bak");
+        let bak = Path::new(&bak);
+        std::fs::copy(path, bak).map_err(|e| format!("{}: {e}", bak.display()))?;
     }
-    let tmp = dir.join(format!(".{file}.turnkeeper.tmp"));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    res.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
+    crate::input::write_file(path, text.as_bytes())
 }
 
 pub fn run_repair(a: &RepairArgs) -> ExitCode {

@@ -178,3 +178,10 @@ impl Store {
         .map_err(|e| e.to_string())
     }
 }
+
+/// Writes `bytes` to `path` atomically ([`turnkeeper::model::fsio::write_atomically`]), with
+/// the error as the command line shows it.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    turnkeeper::model::fsio::write_atomically(path, bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -101,13 +101,13 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
         recover_with(&request, &diagnosis, &mut attempts, &opts).map_err(|e| e.to_string())?;
     if let Some(path) = &args.attempts {
         let text = attempts.to_json().map_err(|e| e.to_string())?;
-        write_atomically(path, text.as_bytes())?;
+        crate::input::write_file(path, text.as_bytes())?;
     }
     match &args.report {
         Some(path) => {
             let value = report_json(&diagnosis, &recovered, attempts.len());
             let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
-            write_atomically(path, text.as_bytes())?;
+            crate::input::write_file(path, text.as_bytes())?;
         }
         None => eprint!("{}", report_text(&diagnosis, &recovered)),
     }
@@ -115,7 +115,7 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(HAND_BACK));
     }
     match &args.output {
-        Some(path) => write_atomically(path, recovered.body.as_bytes())?,
+        Some(path) => crate::input::write_file(path, recovered.body.as_bytes())?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(recovered.body.as_bytes())
@@ -157,31 +157,6 @@ fn load_attempts(path: &Path) -> Result<Attempts, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Attempts::new()),
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory, then renames it
-/// over `path`, so a reader never sees a half-written file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| format!("{}: not a file path", path.display()))?;
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("{}: {e}", path.display()));
-    }
-    Ok(())
 }
 
 /// The `--report` document: the diagnosis, the action, the headers to send and the changes.

@@ -10,7 +10,6 @@
 //! temporary file in the same directory, flushed, renamed over, the directory synced).
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -221,18 +220,8 @@ impl TurnStore {
 fn write_atomically(dir: &Path, turn: &StoredTurn) -> Result<(), StoreError> {
     let name = format!("{}.json", &crate::ledger::fingerprint(&turn.content));
     let path = dir.join(&name);
-    let tmp = dir.join(format!(".{name}.tmp"));
     let text = serde_json::to_string(turn).map_err(|e| StoreError::NotAResponse(e.to_string()))?;
-    {
-        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(text.as_bytes()).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-    }
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    turnkeeper_model::fsio::write_atomically(&path, text.as_bytes()).map_err(io(&path))
 }
 
 #[cfg(test)]
