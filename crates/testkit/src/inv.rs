@@ -119,18 +119,28 @@ pub fn inv_thinking_first(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
+    thinking_first_on(&t, &r, &read_out(&r.body, t.format), opts)
+}
+
+/// [`inv_thinking_first`] on a repair already made, and the reading of its output.
+fn thinking_first_on(
+    t: &Transcript<'_>,
+    r: &Repaired<'_>,
+    out: &Result<Transcript<'_>, String>,
+    opts: &Options<'_>,
+) -> Outcome {
     if t.format != Format::Anthropic || t.body != BodyKind::Request {
         return Ok(());
     }
-    let out = read_out(&r.body, t.format)?;
-    let mode = mode_after(&t, opts, &r);
+    let out = out.as_ref().map_err(Clone::clone)?;
+    let mode = mode_after(t, opts, r);
     match mode {
         Mode::Manual => {
             for (i, m) in out.messages.iter().enumerate() {
                 if m.role != Role::Assistant {
                     continue;
                 }
-                let b = blocks_of(&out, i);
+                let b = blocks_of(out, i);
                 if b.iter().any(|b| b.kind().is_thinking()) && !b[0].kind().is_thinking() {
                     return Err(format!(
                         "manual mode: output messages[{i}] holds thinking but starts with `{}`",
@@ -138,8 +148,8 @@ pub fn inv_thinking_first(input: &str, opts: &Options<'_>) -> Outcome {
                     ));
                 }
             }
-            if let Some(i) = open_loop_start(&out) {
-                let first = blocks_of(&out, i).first();
+            if let Some(i) = open_loop_start(out) {
+                let first = blocks_of(out, i).first();
                 if !first.is_some_and(|b| b.kind().is_thinking()) {
                     return Err(format!(
                         "manual mode: the open tool loop's first assistant message (output messages[{i}]) does not start with thinking, and the request's thinking was not changed (findings left: {:?})",
@@ -152,7 +162,7 @@ pub fn inv_thinking_first(input: &str, opts: &Options<'_>) -> Outcome {
                 }
             }
         }
-        Mode::Adaptive => keeps_model_order(&t, &out)?,
+        Mode::Adaptive => keeps_model_order(t, out)?,
         Mode::Off => {}
     }
     Ok(())
@@ -223,7 +233,17 @@ pub fn inv_untouched_thinking(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    let out = read_out(&r.body, t.format)?;
+    untouched_thinking_on(&t, &r, &read_out(&r.body, t.format), opts)
+}
+
+/// [`inv_untouched_thinking`] on a repair already made, and the reading of its output.
+fn untouched_thinking_on(
+    t: &Transcript<'_>,
+    r: &Repaired<'_>,
+    out: &Result<Transcript<'_>, String>,
+    _opts: &Options<'_>,
+) -> Outcome {
+    let out = out.as_ref().map_err(Clone::clone)?;
     let mut left: HashMap<&str, usize> = HashMap::new();
     for b in t.blocks.iter().filter(|b| guarded(t.src, b)) {
         *left.entry(b.span.get(t.src)).or_insert(0) += 1;
@@ -310,12 +330,22 @@ fn clip(s: &str) -> String {
 /// # Errors
 /// The first difference.
 pub fn inv_idempotent(input: &str, opts: &Options<'_>) -> Outcome {
-    let Some((t, r1)) = run(input, opts)? else {
+    let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    let again = second_options(opts, &r1);
-    let t2 = read_out(&r1.body, t.format)?;
-    let r2 = repair(&t2, &again).map_err(|e| format!("second repair failed: {e}"))?;
+    idempotent_on(&t, &r, &read_out(&r.body, t.format), opts)
+}
+
+/// [`inv_idempotent`] on a repair already made, and the reading of its output.
+fn idempotent_on(
+    _t: &Transcript<'_>,
+    r1: &Repaired<'_>,
+    out: &Result<Transcript<'_>, String>,
+    opts: &Options<'_>,
+) -> Outcome {
+    let again = second_options(opts, r1);
+    let t2 = out.as_ref().map_err(Clone::clone)?;
+    let r2 = repair(t2, &again).map_err(|e| format!("second repair failed: {e}"))?;
     if r2.body != r1.body {
         return Err(format!(
             "second repair changed the body: {:?}\nfirst output: {}\nsecond output: {}",
@@ -348,6 +378,11 @@ pub fn inv_noop_on_valid(input: &str, opts: &Options<'_>) -> Outcome {
         return Ok(());
     }
     let r = repair(&t, opts).map_err(|e| format!("repair of a clean input failed: {e}"))?;
+    noop_verdict(input, &r)
+}
+
+/// [`inv_noop_on_valid`] on the repair of an input `check` found nothing in.
+fn noop_verdict(input: &str, r: &Repaired<'_>) -> Outcome {
     if r.body != input {
         return Err(format!(
             "check found nothing, yet repair changed the body: {:?}",
@@ -377,9 +412,19 @@ pub fn inv_convergence(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    let out = read_out(&r.body, t.format)?;
-    let again = second_options(opts, &r);
-    let left: Vec<String> = check(&out, &again)
+    convergence_on(&t, &r, &read_out(&r.body, t.format), opts)
+}
+
+/// [`inv_convergence`] on a repair already made, and the reading of its output.
+fn convergence_on(
+    _t: &Transcript<'_>,
+    r: &Repaired<'_>,
+    out: &Result<Transcript<'_>, String>,
+    opts: &Options<'_>,
+) -> Outcome {
+    let out = out.as_ref().map_err(Clone::clone)?;
+    let again = second_options(opts, r);
+    let left: Vec<String> = check(out, &again)
         .into_iter()
         .filter(|f| f.severity == Severity::Error && f.repair.is_some() && f.rule != "config")
         .map(|f| format!("{} at {}: {}", f.rule, f.path, f.message))
@@ -436,10 +481,20 @@ pub fn inv_tool_pairing(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
+    tool_pairing_on(&t, &r, &read_out(&r.body, t.format), opts)
+}
+
+/// [`inv_tool_pairing`] on a repair already made, and the reading of its output.
+fn tool_pairing_on(
+    t: &Transcript<'_>,
+    _r: &Repaired<'_>,
+    out: &Result<Transcript<'_>, String>,
+    _opts: &Options<'_>,
+) -> Outcome {
     if t.format != Format::Anthropic || t.body != BodyKind::Request {
         return Ok(());
     }
-    let out = read_out(&r.body, t.format)?;
+    let out = out.as_ref().map_err(Clone::clone)?;
     let n = out.messages.len();
     let mut i = 0;
     let mut pending: Option<(usize, Vec<String>)> = None;
@@ -452,7 +507,7 @@ pub fn inv_tool_pairing(input: &str, opts: &Options<'_>) -> Outcome {
             match out.messages[k].content {
                 Content::String(_) => kinds.push((BlockKind::Text, None)),
                 _ => {
-                    for b in blocks_of(&out, k) {
+                    for b in blocks_of(out, k) {
                         let id = match b.kind() {
                             BlockKind::ToolCall => b.id.map(|s| s.decode(out.src).into_owned()),
                             BlockKind::ToolResult => {
@@ -592,12 +647,22 @@ pub fn inv_conservation(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
+    conservation_on(&t, &r, &read_out(&r.body, t.format), opts)
+}
+
+/// [`inv_conservation`] on a repair already made, and the reading of its output.
+fn conservation_on(
+    t: &Transcript<'_>,
+    r: &Repaired<'_>,
+    out: &Result<Transcript<'_>, String>,
+    _opts: &Options<'_>,
+) -> Outcome {
     if t.body != BodyKind::Request {
         return Ok(());
     }
-    let out = read_out(&r.body, t.format)?;
+    let out = out.as_ref().map_err(Clone::clone)?;
     let mut have: HashMap<(String, String), usize> = HashMap::new();
-    for (_, k, v) in payloads(&out) {
+    for (_, k, v) in payloads(out) {
         *have.entry((k, v)).or_insert(0) += 1;
     }
     const NAMING: &[&str] = &[
@@ -611,7 +676,7 @@ pub fn inv_conservation(input: &str, opts: &Options<'_>) -> Outcome {
     // when the input had more of it than the output; the loss is explained only when at least
     // that many of its input occurrences are named by a change.
     let mut inputs: HashMap<(String, String), (usize, Vec<String>)> = HashMap::new();
-    for (path, kind, value) in payloads(&t) {
+    for (path, kind, value) in payloads(t) {
         let named = r.report.changes.iter().any(|c| {
             NAMING.contains(&c.action) && (within(&path, &c.path) || within(&c.path, &path))
         });
@@ -798,18 +863,34 @@ pub fn inv_no_panic(bytes: &[u8]) -> Outcome {
 /// # Errors
 /// `"<name>: <explanation>"`.
 pub fn all_repair_invariants(input: &str, opts: &Options<'_>) -> Outcome {
-    let checks: [(&str, Invariant); 7] = [
-        ("untouched_thinking", inv_untouched_thinking),
-        ("thinking_first", inv_thinking_first),
-        ("tool_pairing", inv_tool_pairing),
-        ("conservation", inv_conservation),
-        ("convergence", inv_convergence),
-        ("idempotent", inv_idempotent),
-        ("noop_on_valid", inv_noop_on_valid),
+    type OnRun = fn(
+        &Transcript<'_>,
+        &Repaired<'_>,
+        &Result<Transcript<'_>, String>,
+        &Options<'_>,
+    ) -> Outcome;
+    let checks: [(&str, OnRun); 6] = [
+        ("untouched_thinking", untouched_thinking_on),
+        ("thinking_first", thinking_first_on),
+        ("tool_pairing", tool_pairing_on),
+        ("conservation", conservation_on),
+        ("convergence", convergence_on),
+        ("idempotent", idempotent_on),
     ];
     inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    // One repair, and one reading of its output, serve every invariant (as if each had made its
+    // own: a failed repair is the first invariant's finding).
+    let (t, r) = match run(input, opts) {
+        Ok(Some(ran)) => ran,
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(format!("{}: {e}", checks[0].0)),
+    };
+    let out = read_out(&r.body, t.format);
     for (name, f) in checks {
-        f(input, opts).map_err(|e| format!("{name}: {e}"))?;
+        f(&t, &r, &out, opts).map_err(|e| format!("{name}: {e}"))?;
+    }
+    if check(&t, opts).is_empty() {
+        noop_verdict(input, &r).map_err(|e| format!("noop_on_valid: {e}"))?;
     }
     Ok(())
 }
