@@ -239,13 +239,6 @@ fn read_with<'a>(
         Ok(())
     })();
     res.map_err(|e| e.into_model_error(src))?;
-    if t.body == BodyKind::Response {
-        // The readers stamp each message of a request as they finish it; a response body's one
-        // message is made after its content was read.
-        for i in 0..t.messages.len() {
-            stamp(&mut t.messages, &mut t.blocks, i);
-        }
-    }
     Ok(t)
 }
 
@@ -360,7 +353,10 @@ fn read_anthropic_root(
     reuse: Option<Reuse<'_, '_>>,
 ) -> R<()> {
     let src = s.src();
-    let mut response_content: Option<(Span, u32, u32)> = None;
+    // A response body's top-level `content` array, read into a list of its own: it becomes the
+    // one message's blocks when there is no `messages` array, and is dropped when there is.
+    let mut response_content: Option<Span> = None;
+    let mut content_blocks: Vec<Block> = Vec::new();
     let mut role: Option<StrSpan> = None;
     let mut is_response = false;
     let mut blocks = std::mem::take(&mut t.blocks);
@@ -384,9 +380,6 @@ fn read_anthropic_root(
                     }
                     messages.clear();
                     blocks.clear();
-                    // A `content` array read before `messages` is no message's (and its blocks
-                    // were just cleared): forget it, or the end would cut the messages' blocks.
-                    response_content = None;
                     let span = s.array(|s, i| -> R<()> {
                         if !reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks)) {
                             let m = read_anthropic_message(s, &mut blocks)
@@ -399,9 +392,9 @@ fn read_anthropic_root(
                     messages_span = Some(span);
                 }
                 "content" if s.peek_kind()? == Kind::Array => {
-                    let first = blocks.len() as u32;
-                    let span = read_anthropic_blocks(s, &mut blocks)?;
-                    response_content = Some((span, first, blocks.len() as u32 - first));
+                    // A duplicate key: the last one wins, as in serde_json.
+                    content_blocks.clear();
+                    response_content = Some(read_anthropic_blocks(s, &mut content_blocks)?);
                 }
                 "role" => role = s.opt_string()?,
                 "type" => {
@@ -441,12 +434,9 @@ fn read_anthropic_root(
     })?;
     t.root = root;
     if messages_span.is_some() {
-        // A request. A stray top-level `content` array read after `messages` is no message's.
-        if let Some((_, first, _)) = response_content {
-            blocks.truncate(first as usize);
-        }
+        // A request; a stray top-level `content` array is no message's.
         t.body = BodyKind::Request;
-    } else if let Some((span, first, len)) = response_content {
+    } else if let Some(span) = response_content {
         // A response body (`"type": "message"`): one assistant message whose content is the
         // top-level array.
         let role_kind = match role.map(|r| r.decode(src)) {
@@ -457,7 +447,10 @@ fn read_anthropic_root(
             span: root,
             role: role_kind,
             role_raw: role,
-            content: Content::Blocks { first, len },
+            content: Content::Blocks {
+                first: 0,
+                len: content_blocks.len() as u32,
+            },
             content_span: Some(span),
             id: meta.response_id,
             error: None,
@@ -465,6 +458,8 @@ fn read_anthropic_root(
             completed: true,
             summary: Default::default(),
         });
+        blocks = content_blocks;
+        stamp(&mut messages, &mut blocks, 0);
         messages_span = Some(span);
         t.body = BodyKind::Response;
         let _ = is_response;
