@@ -270,9 +270,9 @@ pub fn read_block(format: Format, src: &str) -> Result<Block, ModelError> {
     let res = (|| -> R<Block> {
         let mut s = Scanner::new(src)?;
         let b = match format {
-            Format::Anthropic => read_anthropic_block(&mut s)?,
-            Format::Gemini => read_gemini_part(&mut s)?,
-            Format::Opencode => read_opencode_part(&mut s)?,
+            Format::Anthropic => read_one(&mut s, fill_anthropic_block)?,
+            Format::Gemini => read_one(&mut s, fill_gemini_part)?,
+            Format::Opencode => read_one(&mut s, fill_opencode_part)?,
         };
         s.finish()?;
         Ok(b)
@@ -394,7 +394,8 @@ fn read_anthropic_root(
                 "content" if s.peek_kind()? == Kind::Array => {
                     // A duplicate key: the last one wins, as in serde_json.
                     content_blocks.clear();
-                    response_content = Some(read_anthropic_blocks(s, &mut content_blocks)?);
+                    let (_, span) = read_block_list(s, &mut content_blocks, fill_anthropic_block)?;
+                    response_content = Some(span);
                 }
                 "role" => role = s.opt_string()?,
                 "type" => {
@@ -577,11 +578,9 @@ fn read_anthropic_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mes
                     ));
                 }
                 Kind::Array => {
-                    let span = read_anthropic_blocks(s, blocks).map_err(|e| e.at_key("content"))?;
-                    m.content = Content::Blocks {
-                        first: first_block as u32,
-                        len: (blocks.len() - first_block) as u32,
-                    };
+                    let (content, span) = read_block_list(s, blocks, fill_anthropic_block)
+                        .map_err(|e| e.at_key("content"))?;
+                    m.content = content;
                     m.content_span = Some(span);
                 }
                 _ => {
@@ -596,17 +595,6 @@ fn read_anthropic_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mes
     })?;
     m.span = span;
     Ok(m)
-}
-
-fn read_anthropic_blocks(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Span> {
-    s.array(|s, j| -> R<()> {
-        // Filled in place: a `Block` is about 200 bytes, and returning one by value copied it.
-        blocks.push(Block::default());
-        match blocks.last_mut() {
-            Some(b) => fill_anthropic_block(s, b).map_err(|e| e.at_index(j)),
-            None => Ok(()),
-        }
-    })
 }
 
 /// Fields other SDKs leave on content blocks, which the Anthropic schema rejects (api-rules.md
@@ -634,12 +622,6 @@ pub fn anthropic_kind(t: &str) -> BlockKind {
         t if t.ends_with("_tool_result") => BlockKind::ServerToolResult,
         _ => BlockKind::Other,
     }
-}
-
-fn read_anthropic_block(s: &mut Scanner<'_>) -> R<Block> {
-    let mut b = Block::default();
-    fill_anthropic_block(s, &mut b)?;
-    Ok(b)
 }
 
 /// Reads one Anthropic content block into `b` (a default block).
@@ -820,7 +802,7 @@ fn read_gemini_content(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Messag
             // A duplicate `parts` key: the last one wins, as in serde_json.
             blocks.truncate(first_block);
             let (content, span) =
-                read_block_list(s, blocks, read_gemini_part).map_err(|e| e.at_key("parts"))?;
+                read_block_list(s, blocks, fill_gemini_part).map_err(|e| e.at_key("parts"))?;
             m.content = content;
             m.content_span = Some(span);
         } else {
@@ -831,17 +813,21 @@ fn read_gemini_content(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Messag
     Ok(m)
 }
 
-/// Reads an array of blocks with `read_one`, appending them to `blocks`, and returns the
-/// message content that covers them and the array's span.
+/// Reads an array of blocks, each filled in place by `fill` (a `Block` is about 200 bytes, and
+/// returning one by value copied it), appending them to `blocks`; returns the message content
+/// that covers them and the array's span.
 fn read_block_list(
     s: &mut Scanner<'_>,
     blocks: &mut Vec<Block>,
-    read_one: fn(&mut Scanner<'_>) -> R<Block>,
+    fill: fn(&mut Scanner<'_>, &mut Block) -> R<()>,
 ) -> R<(Content, Span)> {
     let first = blocks.len();
     let span = s.array(|s, j| -> R<()> {
-        blocks.push(read_one(s).map_err(|e| e.at_index(j))?);
-        Ok(())
+        blocks.push(Block::default());
+        match blocks.last_mut() {
+            Some(b) => fill(s, b).map_err(|e| e.at_index(j)),
+            None => Ok(()),
+        }
     })?;
     Ok((
         Content::Blocks {
@@ -850,6 +836,13 @@ fn read_block_list(
         },
         span,
     ))
+}
+
+/// One block read by `fill` (for [`read_block`]).
+fn read_one(s: &mut Scanner<'_>, fill: fn(&mut Scanner<'_>, &mut Block) -> R<()>) -> R<Block> {
+    let mut b = Block::default();
+    fill(s, &mut b)?;
+    Ok(b)
 }
 
 fn read_function_obj(s: &mut Scanner<'_>, b: &mut Block, result: bool) -> R<()> {
@@ -874,14 +867,13 @@ fn read_function_obj(s: &mut Scanner<'_>, b: &mut Block, result: bool) -> R<()> 
     Ok(())
 }
 
-fn read_gemini_part(s: &mut Scanner<'_>) -> R<Block> {
+fn fill_gemini_part(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     let src = s.src();
-    let mut b = Block::default();
     if s.peek_kind()? != Kind::Object {
         b.span = s.skip_value()?;
         b.kind = Some(BlockKind::Other);
         b.static_type = Some("unknown");
-        return Ok(b);
+        return Ok(());
     }
     let mut kind: Option<(BlockKind, &'static str)> = None;
     let mut has_text = false;
@@ -898,11 +890,11 @@ fn read_gemini_part(s: &mut Scanner<'_>) -> R<Block> {
                 b.signature = s.opt_string()?;
             }
             "functionCall" | "function_call" => {
-                read_function_obj(s, &mut b, false)?;
+                read_function_obj(s, b, false)?;
                 kind = Some((BlockKind::ToolCall, "functionCall"));
             }
             "functionResponse" | "function_response" => {
-                read_function_obj(s, &mut b, true)?;
+                read_function_obj(s, b, true)?;
                 kind = Some((BlockKind::ToolResult, "functionResponse"));
             }
             "inlineData" | "inline_data" => {
@@ -935,7 +927,7 @@ fn read_gemini_part(s: &mut Scanner<'_>) -> R<Block> {
     };
     b.kind = Some(k);
     b.static_type = Some(name);
-    Ok(b)
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1034,7 +1026,7 @@ fn read_opencode_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mess
             // A duplicate `parts` key: the last one wins, as in serde_json.
             blocks.truncate(first_block);
             let (content, span) =
-                read_block_list(s, blocks, read_opencode_part).map_err(|e| e.at_key("parts"))?;
+                read_block_list(s, blocks, fill_opencode_part).map_err(|e| e.at_key("parts"))?;
             m.content = content;
             m.content_span = Some(span);
         } else {
@@ -1045,13 +1037,12 @@ fn read_opencode_message(s: &mut Scanner<'_>, blocks: &mut Vec<Block>) -> R<Mess
     Ok(m)
 }
 
-fn read_opencode_part(s: &mut Scanner<'_>) -> R<Block> {
+fn fill_opencode_part(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     let src = s.src();
-    let mut b = Block::default();
     if s.peek_kind()? != Kind::Object {
         b.span = s.skip_value()?;
         b.kind = Some(BlockKind::Other);
-        return Ok(b);
+        return Ok(());
     }
     b.span = s.object(|s, key| -> R<()> {
         let k = key_str(src, key);
@@ -1105,5 +1096,5 @@ fn read_opencode_part(s: &mut Scanner<'_>) -> R<Block> {
             .map(|t| opencode_kind(&t.decode(src)))
             .unwrap_or(BlockKind::Other),
     );
-    Ok(b)
+    Ok(())
 }
