@@ -42,25 +42,36 @@ pub enum Input {
 
 /// Reads `path` (`None` or `-`: standard input). A directory is OpenCode storage.
 pub fn read_input(path: Option<&Path>) -> Result<Input, String> {
-    match path {
-        None => read_stdin(),
-        Some(p) if p.as_os_str() == "-" => read_stdin(),
-        Some(p) if p.is_dir() => Ok(Input::Storage(p.to_owned())),
-        Some(p) => {
-            let bytes = read_file(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let text = String::from_utf8(bytes).map_err(|e| {
-                format!(
-                    "{}: invalid UTF-8 at byte {}",
-                    p.display(),
-                    e.utf8_error().valid_up_to()
-                )
-            })?;
-            Ok(Input::Text {
-                name: p.display().to_string(),
-                text,
-            })
-        }
+    let path = path.unwrap_or(Path::new("-"));
+    if path.as_os_str() != "-" && path.is_dir() {
+        return Ok(Input::Storage(path.to_owned()));
     }
+    let (name, bytes) = read_bytes(path)?;
+    let text = utf8(&name, bytes)?;
+    Ok(Input::Text { name, text })
+}
+
+/// The bytes of `path` (`-`: standard input), and the name to show for it.
+pub fn read_bytes(path: &Path) -> Result<(String, Vec<u8>), String> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("<stdin>: {e}"))?;
+        return Ok(("<stdin>".to_owned(), bytes));
+    }
+    let bytes = read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((path.display().to_string(), bytes))
+}
+
+/// `bytes` as text, or an error naming `name` and the first byte that is not UTF-8.
+pub fn utf8(name: &str, bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{name}: invalid UTF-8 at byte {}",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Files from this size up are read in two halves at once.
@@ -109,23 +120,6 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
 #[cfg(not(unix))]
 fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
-}
-
-fn read_stdin() -> Result<Input, String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("<stdin>: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "<stdin>: invalid UTF-8 at byte {}",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
-    Ok(Input::Text {
-        name: "<stdin>".to_owned(),
-        text,
-    })
 }
 
 /// An opened OpenCode store of either kind.

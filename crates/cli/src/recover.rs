@@ -9,7 +9,7 @@
 //! 3 nothing to send: the plan is to give up, or to hand back what only the caller can do
 //! (compact, fix a request parameter); 2 unreadable input or a usage error.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -128,23 +128,9 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
 
 /// Reads a file (`-`: standard input). The request must be UTF-8; an error text is read lossily.
 fn read_text(path: &Path, strict: bool) -> Result<String, String> {
-    let (name, bytes) = if path.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| format!("<stdin>: {e}"))?;
-        ("<stdin>".to_owned(), buf)
-    } else {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        (path.display().to_string(), bytes)
-    };
+    let (name, bytes) = crate::input::read_bytes(path)?;
     if strict {
-        String::from_utf8(bytes).map_err(|e| {
-            format!(
-                "{name}: invalid UTF-8 at byte {}",
-                e.utf8_error().valid_up_to()
-            )
-        })
+        crate::input::utf8(&name, bytes)
     } else {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
