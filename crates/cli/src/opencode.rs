@@ -258,17 +258,7 @@ fn options(model: Option<&String>) -> Options<'static> {
 }
 
 fn counts(c: &SessionCheck) -> (usize, usize) {
-    let errors = c
-        .findings
-        .iter()
-        .filter(|f| f.finding.severity == Severity::Error)
-        .count();
-    let warnings = c
-        .findings
-        .iter()
-        .filter(|f| f.finding.severity == Severity::Warning)
-        .count();
-    (errors, warnings)
+    crate::render::tally(c.findings.iter().map(|f| &f.finding))
 }
 
 /// A progress bar on standard error, drawn only when it is a terminal.

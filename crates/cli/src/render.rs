@@ -189,16 +189,20 @@ pub fn finding(
     let _ = writeln!(out);
 }
 
+/// How many errors and warnings `findings` hold.
+pub fn tally<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> (usize, usize) {
+    findings
+        .into_iter()
+        .fold((0, 0), |(e, w), f| match f.severity {
+            Severity::Error => (e + 1, w),
+            Severity::Warning => (e, w + 1),
+            _ => (e, w),
+        })
+}
+
 /// The closing line: counts by severity.
 pub fn summary(findings: &[&Finding]) -> String {
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    let warnings = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .count();
+    let (errors, warnings) = tally(findings.iter().copied());
     if errors == 0 && warnings == 0 {
         "no findings: the transcript is valid for this target".to_owned()
     } else {
