@@ -36,6 +36,7 @@ use serde::Serialize;
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
+use turnkeeper_prevent::rules::thinking::remove_thinking;
 use turnkeeper_prevent::{
     Change, Finding, MissingThinking, Mode, Options, PreventError, RequestChange, Severity, Sink,
     context, repair,
@@ -514,27 +515,28 @@ fn set_thinking(
     report: &mut RecoverReport,
 ) -> Result<Applied, RecoverError> {
     let mut draft = Draft::new(t);
-    draft.set_top("thinking", Some(value.to_owned()));
-    let body = draft.output().into_owned();
-    let own = vec![Change {
-        rule: RECOVER_RULE,
-        action: "request",
-        path: "thinking".to_owned(),
-        reason: format!("{reason} (recovering from {} at {})", d.kind, d.location),
-        fingerprint: None,
-    }];
-    let mut request = vec![RequestChange::SetParam {
-        key: "thinking".to_owned(),
-        value: value.to_owned(),
-        rule: RECOVER_RULE,
-    }];
+    let mut sink = Sink::new(true);
+    sink.set_param(
+        &mut draft,
+        RECOVER_RULE,
+        "thinking",
+        value,
+        format!("{reason} (recovering from {} at {})", d.kind, d.location),
+    );
     for b in &betas {
-        request.push(RequestChange::AddBeta {
-            value: b.clone(),
-            rule: RECOVER_RULE,
-        });
+        sink.add_beta(RECOVER_RULE, b);
     }
-    follow_up(t.format, body, own, request, betas, true, opts, report)
+    let body = draft.output().into_owned();
+    follow_up(
+        t.format,
+        body,
+        sink.changes,
+        sink.request,
+        betas,
+        true,
+        opts,
+        report,
+    )
 }
 
 /// Removes every thinking and redacted-thinking block of message `from` on, whole, reported.
@@ -567,14 +569,7 @@ fn strip(
         d.kind, d.location
     );
     for i in from..draft.len() {
-        let mut j = 0;
-        while j < draft.block_count(i) {
-            if draft.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
-                sink.remove_block(&mut draft, RECOVER_RULE, i, j, reason.clone());
-            } else {
-                j += 1;
-            }
-        }
+        remove_thinking(&mut draft, &mut sink, RECOVER_RULE, i, &reason);
     }
     if sink.changes.is_empty() {
         return Ok(Applied::Skip(format!(

@@ -324,14 +324,7 @@ pub(crate) fn drop_thinking(
     i: usize,
     reason: &str,
 ) {
-    let mut j = 0;
-    while j < d.block_count(i) {
-        if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
-            s.remove_block(d, rule, i, j, reason);
-        } else {
-            j += 1;
-        }
-    }
+    remove_thinking(d, s, rule, i, reason);
     let mut j = 0;
     while j < d.block_count(i) {
         let orphaned_lead_in = d.block(i, j).is_some_and(|b| {
@@ -356,6 +349,25 @@ pub(crate) fn drop_thinking(
             i,
             "removed a message left with no content once its thinking went",
         );
+    }
+}
+
+/// Removes every thinking and redacted thinking block of message `i`, whole, each reported under
+/// `rule` with `reason`. Nothing else (see [`drop_thinking`] for what such a removal leaves).
+pub fn remove_thinking(
+    d: &mut Draft<'_, '_>,
+    s: &mut Sink,
+    rule: &'static str,
+    i: usize,
+    reason: &str,
+) {
+    let mut j = 0;
+    while j < d.block_count(i) {
+        if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
+            s.remove_block(d, rule, i, j, reason);
+        } else {
+            j += 1;
+        }
     }
 }
 
