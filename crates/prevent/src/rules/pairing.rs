@@ -18,29 +18,28 @@ use turnkeeper_model::{BlockKind, BlockRef, Draft, DraftBlock, Format, Kinds, Ne
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
 
-/// The key a call and its result are matched by: the id, or for Gemini calls without an id, the
-/// function name (GM-11: "match by `id` when present, otherwise by order and `name`").
+/// The key a call and its result are matched by: the id (`id` of a call, `tool_use_id` of a
+/// result), or for Gemini calls without an id, the function name (GM-11: "match by `id` when
+/// present, otherwise by order and `name`"). Borrowed from the text unless it must be built.
+fn key<'d>(b: &BlockRef<'d>) -> Cow<'d, str> {
+    let id = match b.kind() {
+        BlockKind::ToolCall => b.id(),
+        _ => b.tool_use_id(),
+    };
+    id.unwrap_or_else(|| Cow::Owned(format!("name:{}", b.str(b.block.name).unwrap_or_default())))
+}
+
+/// A call's or result's key ([`key`]) and name, owned, for block `j` of message `i`.
 fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
     let b = d.block(i, j)?;
+    if !matches!(b.kind(), BlockKind::ToolCall | BlockKind::ToolResult) {
+        return None;
+    }
     let name = b
         .str(b.block.name)
         .map(|n| n.into_owned())
         .unwrap_or_default();
-    match b.kind() {
-        BlockKind::ToolCall => Some((
-            b.id()
-                .map(|x| x.into_owned())
-                .unwrap_or_else(|| format!("name:{name}")),
-            name,
-        )),
-        BlockKind::ToolResult => Some((
-            b.tool_use_id()
-                .map(|x| x.into_owned())
-                .unwrap_or_else(|| format!("name:{name}")),
-            name,
-        )),
-        _ => None,
-    }
+    Some((key(&b).into_owned(), name))
 }
 
 struct Analysis {
@@ -63,19 +62,6 @@ impl Analysis {
             && self.late == 0
             && self.orphans.is_empty()
             && self.dups.is_empty()
-    }
-}
-
-/// The key of a result block, borrowed from the text when it can be (no allocation in the
-/// common case of an unescaped id).
-fn result_key<'d>(d: &'d Draft<'_, '_>, i: usize, j: usize) -> Option<Cow<'d, str>> {
-    let b = d.block(i, j)?;
-    match b.tool_use_id() {
-        Some(id) => Some(id),
-        None => Some(Cow::Owned(format!(
-            "name:{}",
-            b.str(b.block.name).unwrap_or_default()
-        ))),
     }
 }
 
@@ -103,9 +89,7 @@ fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String
                 seen_other = true;
                 continue;
             }
-            let Some(key) = result_key(d, k, j) else {
-                continue;
-            };
+            let key = key(&b);
             match want.iter_mut().find(|(w, _)| *w == key.as_ref()) {
                 Some((_, n)) if *n > 0 => {
                     *n -= 1;
@@ -172,15 +156,9 @@ fn ids(format: Format) -> (&'static str, &'static str, &'static str, &'static st
     }
 }
 
-/// True when a call and a result name each other, compared on borrowed text. A call without
-/// an id is matched by name (GM-11); a call and a result of which only one has an id do not
-/// match here (the full analysis, [`call_key`], decides those).
+/// True when a call and a result name each other ([`key`]).
 fn answers(call: &BlockRef<'_>, result: &BlockRef<'_>) -> bool {
-    match (call.id(), result.tool_use_id()) {
-        (Some(a), Some(b)) => a == b,
-        (None, None) => call.str(call.block.name) == result.str(result.block.name),
-        _ => false,
-    }
+    key(call) == key(result)
 }
 
 /// The common case, decided without allocating: the turn `[start, a_end)` makes calls, the user
