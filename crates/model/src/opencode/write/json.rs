@@ -86,10 +86,11 @@ pub fn apply_json(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
             new,
         });
     }
-    for it in &items {
-        if let Some(dir) = it.path.parent() {
-            sweep_tmp(dir);
-        }
+    // Parts of a message share a directory: sweep each directory once.
+    let dirs: std::collections::BTreeSet<&Path> =
+        items.iter().filter_map(|it| it.path.parent()).collect();
+    for dir in dirs {
+        sweep_tmp(dir);
     }
 
     // 1. Backup: the old bytes, then the manifest (the commit point of the backup).
@@ -117,15 +118,7 @@ pub fn apply_json(root: &Path, plan: &Plan) -> Result<Applied, WriteError> {
             sha256_new: it.new.as_deref().map(sha256),
         });
     }
-    let manifest = Manifest {
-        format: 1,
-        tool: format!("turnkeeper {}", env!("CARGO_PKG_VERSION")),
-        store: "json".to_owned(),
-        session: plan.session_id.clone(),
-        stamp,
-        database: None,
-        entries,
-    };
+    let manifest = Manifest::new("json", &plan.session_id, stamp, None, entries);
     write_manifest(&bdir, &manifest)?;
 
     // 2. The changes, each atomic.
@@ -203,11 +196,15 @@ pub fn undo_json(root: &Path, session: &str, force: bool) -> Result<Undone, Writ
         }
         work.push((rel, path, saved));
     }
+    let dirs: std::collections::BTreeSet<&Path> = work
+        .iter()
+        .filter_map(|(_, path, _)| path.parent())
+        .collect();
+    for dir in dirs {
+        sweep_tmp(dir);
+    }
     let (mut restored, mut deleted) = (0, 0);
     for (rel, path, saved) in work.iter().rev() {
-        if let Some(dir) = path.parent() {
-            sweep_tmp(dir);
-        }
         match saved {
             Some(bytes) => {
                 if let Some(parent) = rel.parent() {

@@ -68,6 +68,28 @@ pub struct Manifest {
     pub entries: Vec<Entry>,
 }
 
+impl Manifest {
+    /// The manifest (format 1, written by this version of turnkeeper) of a backup of `session`
+    /// in a `store` (`json` or `sqlite`).
+    pub fn new(
+        store: &str,
+        session: &str,
+        stamp: String,
+        database: Option<String>,
+        entries: Vec<Entry>,
+    ) -> Manifest {
+        Manifest {
+            format: 1,
+            tool: format!("turnkeeper {}", env!("CARGO_PKG_VERSION")),
+            store: store.to_owned(),
+            session: session.to_owned(),
+            stamp,
+            database,
+            entries,
+        }
+    }
+}
+
 /// One backup of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Backup {

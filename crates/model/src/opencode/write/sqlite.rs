@@ -172,15 +172,13 @@ pub fn apply_sqlite(db: &Path, plan: &Plan) -> Result<Applied, WriteError> {
                 sha256_new: new.as_deref().map(|n| sha256(n.as_bytes())),
             });
         }
-        let manifest = Manifest {
-            format: 1,
-            tool: format!("turnkeeper {}", env!("CARGO_PKG_VERSION")),
-            store: "sqlite".to_owned(),
-            session: plan.session_id.clone(),
-            stamp: stamp.clone(),
-            database: Some(BACKUP_DB.to_owned()),
+        let manifest = Manifest::new(
+            "sqlite",
+            &plan.session_id,
+            stamp.clone(),
+            Some(BACKUP_DB.to_owned()),
             entries,
-        };
+        );
         write_manifest(&bdir, &manifest)?;
         // Change.
         let now = now_ms();
