@@ -169,8 +169,8 @@ fn findings_json(findings: &[Finding]) -> serde_json::Value {
     json!({ "findings": findings })
 }
 
-fn exit_for(findings: &[Finding]) -> ExitCode {
-    if findings.iter().any(|f| f.severity == Severity::Error) {
+fn exit_for<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> ExitCode {
+    if findings.into_iter().any(|f| f.severity == Severity::Error) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -236,17 +236,22 @@ fn check_session(
         Ok(c) => c,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    let findings: Vec<Finding> = checked.findings.iter().map(|f| f.finding.clone()).collect();
+    let findings: Vec<&Finding> = checked.findings.iter().map(|f| &f.finding).collect();
     if json {
         crate::render::emit(
             &json!({ "findings": checked.findings, "model": checked.model }).to_string(),
         );
     } else {
-        let tr = read(
-            &checked.request.body,
-            turnkeeper::FormatHint::Exactly(Format::Anthropic),
-        )
-        .ok();
+        // The request is read again only to point at findings.
+        let tr = (!findings.is_empty())
+            .then(|| {
+                read(
+                    &checked.request.body,
+                    turnkeeper::FormatHint::Exactly(Format::Anthropic),
+                )
+                .ok()
+            })
+            .flatten();
         let lines = Lines::new(&checked.request.body);
         let mut out = format!(
             "session {} (checked as the Anthropic request OpenCode would send)\n\n",
@@ -272,10 +277,10 @@ fn check_session(
                 &extra,
             );
         }
-        out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
+        out.push_str(&render::summary(&findings));
         crate::render::emit(&out);
     }
-    exit_for(&findings)
+    exit_for(findings.iter().copied())
 }
 
 fn report_json(r: &Report) -> serde_json::Value {
