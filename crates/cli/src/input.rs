@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use turnkeeper::model::opencode::store::{JsonStore, Session, SqliteStore};
+use turnkeeper::model::opencode::store::{JsonStore, Listing, Session, SqliteStore};
 use turnkeeper::{Format, FormatHint};
 
 /// `--format`.
@@ -148,16 +148,21 @@ pub fn open_store(dir: &Path) -> Result<Store, String> {
 }
 
 impl Store {
+    /// The store's sessions, most recently updated first, and what could not be listed.
+    pub fn listing(&self) -> Result<Listing, String> {
+        match self {
+            Store::Json(s) => s.list_sessions(),
+            Store::Sqlite(s) => s.list_sessions(),
+        }
+        .map_err(|e| e.to_string())
+    }
+
     /// Loads one session; with `None`, the most recently updated one.
     pub fn session(&self, id: Option<&str>) -> Result<Session, String> {
         let id = match id {
             Some(id) => id.to_owned(),
             None => {
-                let listing = match self {
-                    Store::Json(s) => s.list_sessions(),
-                    Store::Sqlite(s) => s.list_sessions(),
-                }
-                .map_err(|e| e.to_string())?;
+                let listing = self.listing()?;
                 listing
                     .sessions
                     .first()

@@ -127,12 +127,15 @@ struct Located {
     store: Store,
     /// The JSON tree's `storage` directory, or the database file.
     path: PathBuf,
-    sqlite: bool,
 }
 
 impl Located {
+    fn sqlite(&self) -> bool {
+        matches!(self.store, Store::Sqlite(_))
+    }
+
     fn store_ref(&self) -> StoreRef<'_> {
-        if self.sqlite {
+        if self.sqlite() {
             StoreRef::Sqlite(&self.path)
         } else {
             StoreRef::Json(&self.path)
@@ -141,7 +144,7 @@ impl Located {
 
     /// The directory backups go under.
     fn root(&self) -> PathBuf {
-        if self.sqlite {
+        if self.sqlite() {
             self.path
                 .parent()
                 .map_or_else(|| PathBuf::from("."), Path::to_owned)
@@ -151,11 +154,7 @@ impl Located {
     }
 
     fn listing(&self) -> Result<Listing, String> {
-        match &self.store {
-            Store::Json(s) => s.list_sessions(),
-            Store::Sqlite(s) => s.list_sessions(),
-        }
-        .map_err(|e| e.to_string())
+        self.store.listing()
     }
 
     fn load(&self, id: &str) -> Result<Session, String> {
@@ -164,7 +163,7 @@ impl Located {
 
     /// Another process using the store, or `None`.
     fn in_use(&self) -> Option<String> {
-        let targets: Vec<PathBuf> = if self.sqlite {
+        let targets: Vec<PathBuf> = if self.sqlite() {
             let db = self.path.to_string_lossy().into_owned();
             vec![
                 self.path.clone(),
@@ -174,7 +173,7 @@ impl Located {
         } else {
             vec![self.path.clone()]
         };
-        match write::in_use(&targets, !self.sqlite) {
+        match write::in_use(&targets, !self.sqlite()) {
             Ok(found) => found.map(|u| u.to_string()),
             Err(why) => {
                 eprintln!("turnkeeper: warning: {why}; cannot tell whether OpenCode is running");
@@ -236,7 +235,6 @@ fn locate(arg: &StorageArg) -> Result<Located, String> {
         return Ok(Located {
             store: Store::Sqlite(store),
             path: db,
-            sqlite: true,
         });
     }
     if !dir.is_dir() {
@@ -246,7 +244,6 @@ fn locate(arg: &StorageArg) -> Result<Located, String> {
     Ok(Located {
         path: store.root().to_owned(),
         store: Store::Json(store),
-        sqlite: false,
     })
 }
 
