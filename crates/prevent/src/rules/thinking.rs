@@ -353,7 +353,8 @@ pub(crate) fn drop_thinking(
 }
 
 /// Removes every thinking and redacted thinking block of message `i`, whole, each reported under
-/// `rule` with `reason`. Nothing else (see [`drop_thinking`] for what such a removal leaves).
+/// `rule` with `reason`, and nothing else: tidying what that leaves (whitespace that led into
+/// them, an emptied message) is the caller's.
 pub fn remove_thinking(
     d: &mut Draft<'_, '_>,
     s: &mut Sink,
