@@ -256,6 +256,59 @@ fn an05_cache_control_moves_off_an_empty_text_block() {
 }
 
 #[test]
+fn an05_removing_a_whole_message_leaves_the_next_one_alone_and_still_checked() {
+    // The empty text goes, its thinking is then trailing (AN-19) and goes, and the message with
+    // it. The breakpoint has nowhere to go in that message (thinking is never a target) and is
+    // dropped, not moved into the next message, whose whitespace text is still removed in the
+    // same pass.
+    let before = body(
+        "claude-sonnet-4-5",
+        MANUAL,
+        &format!(
+            r#"{{"role":"user","content":"List the crates."}},{{"role":"assistant","content":[{},{{"type":"text","text":"","cache_control":{{"type":"ephemeral"}}}}]}},{{"role":"user","content":[{{"type":"text","text":" "}},{{"type":"text","text":"Go on."}}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"model, guard."}}]}},{{"role":"user","content":"Thanks."}}"#,
+            thinking("t1"),
+            thinking("t2")
+        ),
+    );
+    let after = body(
+        "claude-sonnet-4-5",
+        MANUAL,
+        &format!(
+            r#"{{"role":"user","content":"List the crates."}},{{"role":"user","content":[{{"type":"text","text":"Go on."}}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"model, guard."}}]}},{{"role":"user","content":"Thanks."}}"#,
+            thinking("t2")
+        ),
+    );
+    check(
+        &before,
+        Expect {
+            rules: &["AN-05", "AN-05"],
+            after: Some(&after),
+            left: &[],
+        },
+    );
+    let t = read(&before, FormatHint::Auto).expect("test input parses");
+    let r = repair(&t, &Options::default()).expect("repair passes the guard");
+    let changes: Vec<(&str, &str, &str)> = r
+        .report
+        .changes
+        .iter()
+        .map(|c| (c.rule, c.action, c.path.as_str()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("AN-05", "removed_block", "messages[1].content[1]"),
+            ("AN-05", "removed_field", "messages[1]"),
+            ("AN-19", "removed_block", "messages[1].content[0]"),
+            ("AN-04", "removed_message", "messages[1]"),
+            ("AN-05", "removed_block", "messages[2].content[0]"),
+        ],
+        "{:#?}",
+        r.report.changes
+    );
+}
+
+#[test]
 fn seed19_history_starting_with_assistant_loses_the_leading_turn() {
     let before = body(
         "claude-sonnet-4-5",

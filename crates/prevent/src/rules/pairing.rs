@@ -282,9 +282,8 @@ pub fn an08_pairing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                         );
                         // The assistant turn is no longer last: a thinking block it ends with
                         // (left alone as a prefill) is now a trailing thinking block (AN-19).
-                        let before = d.len();
-                        crate::rules::thinking::trailing_thinking(ctx, d, s, a_end - 1);
-                        i = if d.len() < before { a_end } else { a_end + 1 };
+                        let gone = crate::rules::thinking::trailing_thinking(ctx, d, s, a_end - 1);
+                        i = if gone { a_end } else { a_end + 1 };
                     } else {
                         i = a_end;
                     }

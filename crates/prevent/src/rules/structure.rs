@@ -100,8 +100,10 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 /// moves to the nearest cacheable block of the same message. Text blocks with a signature (Gemini
 /// parts, GM-06) and the whitespace lead-in of adaptive responses are left alone.
 pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    for i in 0..d.len() {
+    let mut i = 0;
+    'messages: while i < d.len() {
         if !d.summary(i).kinds.contains(BlockKind::Text) {
+            i += 1;
             continue;
         }
         let mut j = 0;
@@ -136,12 +138,19 @@ pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 continue;
             }
             s.remove_block(d, "AN-05", i, j, format!("removed {what}"));
-            // Removing it can leave the message ending in thinking (AN-19).
-            crate::rules::thinking::trailing_thinking(ctx, d, s, i);
+            // The breakpoint moves first: thinking is never a target, so the AN-19 removal
+            // below cannot take it away again, and while the message is still at `i` a
+            // breakpoint with nowhere to go is reported there.
             if let Some(cache) = cache {
                 move_cache_control(d, s, i, j, &cache);
             }
+            // Removing it can leave the message ending in thinking (AN-19), and the message
+            // can go with that thinking: its successor is at `i` now, and is looked at whole.
+            if crate::rules::thinking::trailing_thinking(ctx, d, s, i) {
+                continue 'messages;
+            }
         }
+        i += 1;
     }
 }
 

@@ -222,20 +222,34 @@ fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
 /// AN-19: an assistant message must not end with a thinking block (an interrupted stream).
 /// Signed trailing blocks are progress updates on models that allow them and stay.
 pub fn an19_trailing(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
-    for i in 0..d.len() {
-        trailing_thinking(ctx, d, s, i);
+    let mut i = 0;
+    while i < d.len() {
+        // A removed message leaves its successor at `i`, to be looked at next.
+        if !trailing_thinking(ctx, d, s, i) {
+            i += 1;
+        }
     }
 }
 
 /// AN-19 on message `i`: finds (and with `Sink::apply`, removes) the thinking blocks it ends
-/// with, and the message when nothing is left and it is not the last (AN-04). A message made of one thinking block in the last position is the prefill case, left to
-/// AN-03/AN-20. Also called by rules whose removals can expose a trailing thinking block.
-pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink, i: usize) {
+/// with, and the message when nothing is left and it is not the last (AN-04). A message made of
+/// one thinking block in the last position is the prefill case, left to AN-03/AN-20. Also called
+/// by rules whose removals can expose a trailing thinking block.
+///
+/// Returns true when message `i` itself was removed: the message after it is at `i` now, and a
+/// caller walking the messages must look at `i` again rather than go on to `i + 1`.
+#[must_use = "a removed message moves its successor to `i`"]
+pub(crate) fn trailing_thinking(
+    ctx: &Ctx<'_>,
+    d: &mut Draft<'_, '_>,
+    s: &mut Sink,
+    i: usize,
+) -> bool {
     if d.transcript().format != Format::Anthropic
         || ctx.profile.trailing_thinking_ok
         || d.role(i) != Role::Assistant
     {
-        return;
+        return false;
     }
     let mut removed_any = false;
     while let Some(n) = d.block_count(i).checked_sub(1) {
@@ -274,7 +288,9 @@ pub(crate) fn trailing_thinking(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
             i,
             "removed a message left with no content once its trailing thinking went",
         );
+        return true;
     }
+    false
 }
 
 /// AN-18 (manual mode only): an assistant message that holds thinking must start with it. In
