@@ -10,7 +10,8 @@
 //! ```
 //!
 //! `profile_ops rules m10000_10MB 200` instead times 200 runs of the rule pipeline (for `perf`);
-//! `profile_ops opencode m10000_10MB 20` times `check` of the workload as an OpenCode export.
+//! `profile_ops opencode m10000_10MB 20` times the workload as an OpenCode export: both
+//! baselines on its bytes, then `check` of it.
 
 #![allow(missing_docs)]
 
@@ -63,7 +64,12 @@ fn main() -> ExitCode {
                 op_repair(src, &opts);
             }
             "read" => op_read(src),
-            "opencode" => op_check(&opencode, &opts),
+            "opencode" => {
+                // Both baselines on the export's own bytes, then `check` of the export.
+                op_ignored_any(&opencode);
+                op_value_roundtrip(&opencode);
+                op_check(&opencode, &opts);
+            }
             "rules" => op_rules(&t, &opts),
             "check" => op_check(src, &opts),
             "repair" => op_repair(src, &opts),

@@ -242,7 +242,26 @@ fn build_part(
         problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
         return None;
     }
-    let (body_ids, typed) = match parse_part(&raw) {
+    let parsed = parse_part(&raw);
+    build_parsed_part(id, message_id, session_id, raw, parsed, origin, problems)
+}
+
+/// [`build_part`] of a part already parsed (`parsed` is `parse_part(&raw)`), for a loader that
+/// needed the body's ids before it knew the part's id. `id` is checked first all the same.
+fn build_parsed_part(
+    id: String,
+    message_id: &str,
+    session_id: &str,
+    raw: String,
+    parsed: Result<(BodyIds, Part), serde_json::Error>,
+    origin: Origin,
+    problems: &mut Vec<Problem>,
+) -> Option<StoredPart> {
+    if let Err(reason) = check_id(&id) {
+        problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
+        return None;
+    }
+    let (body_ids, typed) = match parsed {
         Ok(v) => v,
         Err(e) => {
             problems.push(problem(origin, shape_or_json(&e)));
@@ -286,7 +305,24 @@ fn build_message(
         problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
         return None;
     }
-    let (body_ids, typed) = match parse_message(&raw) {
+    let parsed = parse_message(&raw);
+    build_parsed_message(id, session_id, raw, parsed, origin, problems)
+}
+
+/// [`build_message`] of a message already parsed (`parsed` is `parse_message(&raw)`).
+fn build_parsed_message(
+    id: String,
+    session_id: &str,
+    raw: String,
+    parsed: Result<(BodyIds, MessageInfo), serde_json::Error>,
+    origin: Origin,
+    problems: &mut Vec<Problem>,
+) -> Option<StoredMessage> {
+    if let Err(reason) = check_id(&id) {
+        problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
+        return None;
+    }
+    let (body_ids, typed) = match parsed {
         Ok(v) => v,
         Err(e) => {
             problems.push(problem(origin, shape_or_json(&e)));
@@ -1063,8 +1099,12 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     let mut messages = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let origin = Origin::Export(format!("{base}[{i}].info"));
-        let ids: BodyIds = serde_json::from_str(entry.info.get()).unwrap_or_default();
-        let Some(mid) = ids.id else {
+        let parsed = parse_message(entry.info.get());
+        let mid = match &parsed {
+            Ok((ids, _)) => ids.id.clone(),
+            Err(_) => super::types::body_ids(entry.info.get()).id,
+        };
+        let Some(mid) = mid else {
             problems.push(problem(
                 origin,
                 ProblemKind::WrongShape {
@@ -1073,10 +1113,11 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
             ));
             continue;
         };
-        let Some(mut message) = build_message(
+        let Some(mut message) = build_parsed_message(
             mid,
             &session_id,
             entry.info.get().to_owned(),
+            parsed,
             origin,
             &mut problems,
         ) else {
@@ -1093,8 +1134,14 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         };
         for (j, raw) in entry.parts.iter().enumerate() {
             let origin = Origin::Export(format!("{base}[{i}].parts[{j}]"));
-            let ids: BodyIds = serde_json::from_str(raw.get()).unwrap_or_default();
-            let Some(pid) = ids.id else {
+            // The export's part has its id only in its body: one parse gives both (the ids
+            // alone, as `BodyIds` reads them, when the part does not parse).
+            let parsed = parse_part(raw.get());
+            let pid = match &parsed {
+                Ok((ids, _)) => ids.id.clone(),
+                Err(_) => super::types::body_ids(raw.get()).id,
+            };
+            let Some(pid) = pid else {
                 problems.push(problem(
                     origin,
                     ProblemKind::WrongShape {
@@ -1103,11 +1150,12 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
                 ));
                 continue;
             };
-            if let Some(p) = build_part(
+            if let Some(p) = build_parsed_part(
                 pid,
                 &message.id,
                 &session_id,
                 raw.get().to_owned(),
+                parsed,
                 origin,
                 &mut problems,
             ) {

@@ -480,6 +480,65 @@ impl ToolState {
     }
 }
 
+/// Every field of every tool state, so that the common case is read in one pass: when this
+/// reads, the per-status struct would read the same values (its fields are a subset, with the
+/// same types and defaults, and a duplicate of any of them fails here as it would there). When it
+/// does not (say a `pending` state with a numeric `output`, which `pending` ignores), the state
+/// is read the slow way, status first.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct LooseState {
+    status: String,
+    input: Option<RawJson>,
+    raw: Option<String>,
+    title: Option<String>,
+    metadata: Option<Value>,
+    time: Option<ToolTime>,
+    output: String,
+    attachments: Option<Vec<Value>>,
+    error: String,
+}
+
+impl LooseState {
+    fn into_state(self) -> ToolState {
+        let LooseState {
+            status,
+            input,
+            raw,
+            title,
+            metadata,
+            time,
+            output,
+            attachments,
+            error,
+        } = self;
+        match status.as_str() {
+            "pending" => ToolState::Pending(ToolPending { input, raw }),
+            "running" => ToolState::Running(ToolRunning {
+                input,
+                title,
+                metadata,
+                time,
+            }),
+            "completed" => ToolState::Completed(ToolCompleted {
+                input,
+                output,
+                title,
+                metadata,
+                time,
+                attachments,
+            }),
+            "error" => ToolState::Error(ToolFailed {
+                input,
+                error,
+                metadata,
+                time,
+            }),
+            _ => ToolState::Unknown { status, input },
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for ToolState {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
@@ -491,8 +550,11 @@ impl<'de> Deserialize<'de> for ToolState {
             input: Option<RawJson>,
         }
         let raw = Box::<RawValue>::deserialize(d)?;
-        let peek: Peek = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
         let text = raw.get();
+        if let Ok(state) = serde_json::from_str::<LooseState>(text) {
+            return Ok(state.into_state());
+        }
+        let peek: Peek = serde_json::from_str(text).map_err(D::Error::custom)?;
         Ok(match peek.status.as_str() {
             "pending" => ToolState::Pending(serde_json::from_str(text).map_err(D::Error::custom)?),
             "running" => ToolState::Running(serde_json::from_str(text).map_err(D::Error::custom)?),
@@ -521,6 +583,30 @@ pub struct ToolPart {
     /// Provider metadata of the call.
     #[serde(default)]
     pub metadata: Option<Value>,
+}
+
+/// [`ToolPart`] with its state read in the same pass ([`LooseState`]): when this reads, the
+/// [`ToolPart`] would read the same; when it does not, [`parse_part`] reads a [`ToolPart`] and
+/// reports its error.
+#[derive(Deserialize)]
+struct OnePassToolPart {
+    #[serde(rename = "callID")]
+    call_id: String,
+    tool: String,
+    state: LooseState,
+    #[serde(default)]
+    metadata: Option<Value>,
+}
+
+impl OnePassToolPart {
+    fn into_part(self) -> ToolPart {
+        ToolPart {
+            call_id: self.call_id,
+            tool: self.tool,
+            state: self.state.into_state(),
+            metadata: self.metadata,
+        }
+    }
 }
 
 /// `reasoning`: a thinking block as OpenCode stores it.
@@ -751,10 +837,121 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
     })
 }
 
+/// What [`quick_peek`] gives up on: anything serde's reading of [`Peek`] would treat in a way
+/// worth its exact error (a syntax error, a duplicate or ill-typed id, an escaped id).
+struct Unusual;
+
+impl From<crate::json::SyntaxError> for Unusual {
+    fn from(_: crate::json::SyntaxError) -> Self {
+        Unusual
+    }
+}
+
+/// [`peek`]'s common case in one pass of the crate's scanner, which skips long strings (a tool's
+/// output) several times faster than serde's `IgnoredAny` does. `None` when the record is
+/// anything but a plain object with a string discriminant and plain string (or null) ids; then
+/// serde reads it, so the result and every error are serde's.
+///
+/// When this returns a value, serde's reading returns the same: the scanner accepts only strict
+/// JSON, the five keys [`Peek`] knows must each appear at most once (serde rejects duplicates),
+/// the discriminants follow `string_or_none`, and an id must be an unescaped string or null.
+fn quick_peek(json: &str, key: &'static str) -> Option<(String, BodyIds)> {
+    let (discriminant, ids) = quick_ids(json, key)?;
+    Some((discriminant?, ids))
+}
+
+/// The ids of a record as `serde_json::from_str::<BodyIds>` reads them, with a failed reading
+/// giving no ids; in one pass of the scanner when [`quick_ids`] can.
+pub(crate) fn body_ids(json: &str) -> BodyIds {
+    match quick_ids(json, "type") {
+        Some((_, ids)) => ids,
+        None => serde_json::from_str(json).unwrap_or_default(),
+    }
+}
+
+/// [`quick_peek`] with the discriminant optional: `Some((None, ids))` when the record has no
+/// string `key`.
+fn quick_ids(json: &str, key: &'static str) -> Option<(Option<String>, BodyIds)> {
+    use crate::json::{Kind, Scanner};
+    let mut sc = Scanner::new(json).ok()?;
+    let mut kind: Option<Option<String>> = None;
+    let mut role: Option<Option<String>> = None;
+    let mut ids: [Option<Option<String>>; 3] = [None, None, None];
+    sc.object(|sc, k| -> Result<(), Unusual> {
+        if k.escaped {
+            // A key spelled with escapes could still be one of ours: serde decides.
+            return Err(Unusual);
+        }
+        let slot_id = match k.raw(json) {
+            "type" | "role" => {
+                let slot = if k.raw(json) == "type" {
+                    &mut kind
+                } else {
+                    &mut role
+                };
+                if slot.is_some() {
+                    return Err(Unusual);
+                }
+                let v = sc.opt_string()?;
+                if v.is_some_and(|v| v.escaped) {
+                    return Err(Unusual);
+                }
+                *slot = Some(v.map(|v| v.raw(json).to_owned()));
+                return Ok(());
+            }
+            "id" => 0,
+            "sessionID" => 1,
+            "messageID" => 2,
+            _ => {
+                sc.skip_value()?;
+                return Ok(());
+            }
+        };
+        if ids[slot_id].is_some() {
+            return Err(Unusual);
+        }
+        ids[slot_id] = Some(match sc.peek_kind()? {
+            Kind::Null => {
+                sc.null()?;
+                None
+            }
+            Kind::String => {
+                let v = sc.string()?;
+                if v.escaped {
+                    return Err(Unusual);
+                }
+                Some(v.raw(json).to_owned())
+            }
+            _ => return Err(Unusual),
+        });
+        Ok(())
+    })
+    .ok()?;
+    sc.finish().ok()?;
+    let discriminant = if key == "type" { kind } else { role };
+    let [id, session_id, message_id] = ids;
+    Some((
+        discriminant.flatten(),
+        BodyIds {
+            id: id.flatten(),
+            session_id: session_id.flatten(),
+            message_id: message_id.flatten(),
+        },
+    ))
+}
+
 /// Reads the [`Peek`] of a record and returns its discriminant `key` (`"type"` or `"role"`, an
 /// error when missing) with its ids. Records are objects: a derived struct also accepts an array
 /// of its fields, which no OpenCode record is (a broken array is still invalid JSON).
 fn peek(json: &str, key: &'static str) -> Result<(String, BodyIds), serde_json::Error> {
+    match quick_peek(json, key) {
+        Some(found) => Ok(found),
+        None => serde_peek(json, key),
+    }
+}
+
+/// [`peek`] by serde alone: the reading whose results and errors [`quick_peek`] reproduces.
+fn serde_peek(json: &str, key: &'static str) -> Result<(String, BodyIds), serde_json::Error> {
     use serde::de::Error as _;
     if json.trim_start().starts_with('[') {
         serde_json::from_str::<serde::de::IgnoredAny>(json)?;
@@ -783,7 +980,10 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
     let part = match kind.as_str() {
         "text" => Part::Text(serde_json::from_str(json)?),
         "file" => Part::File(serde_json::from_str(json)?),
-        "tool" => Part::Tool(serde_json::from_str(json)?),
+        "tool" => Part::Tool(match serde_json::from_str::<OnePassToolPart>(json) {
+            Ok(p) => p.into_part(),
+            Err(_) => serde_json::from_str(json)?,
+        }),
         "reasoning" => Part::Reasoning(serde_json::from_str(json)?),
         "agent" => Part::Agent(serde_json::from_str(json)?),
         "subtask" => Part::Subtask(serde_json::from_str(json)?),
@@ -860,6 +1060,117 @@ pub struct SessionInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The records the fast readings are checked on: ordinary parts and messages, and every
+    /// way a record can make them give up or differ (escapes, duplicates, ill-typed ids and
+    /// states, arrays, trailing bytes, broken JSON).
+    const RECORDS: &[&str] = &[
+        r#"{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":"hi"}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","input":{"cmd":"ls"},"output":"a\nb","title":"ls","metadata":{"x":1},"time":{"start":1,"end":2}},"id":"prt_2"}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"pending","input":{},"raw":"{","output":5}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"running","input":{},"time":{"start":1}}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"error","error":"boom","input":{"a":[1,2]}}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"queued","input":{"a":1}}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":"x","output":"y"}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":7}}"#,
+        r#"{"type":"reasoning","text":"t","metadata":{"anthropic":{"signature":"c2ln"}},"id":null}"#,
+        r#"{"role":"user","id":"msg_1","sessionID":"ses_1","time":{"created":1}}"#,
+        r#"{"role":"assistant","id":"msg_2","parentID":"msg_1"}"#,
+        r#"{"t\u0079pe":"text","text":"escaped key"}"#,
+        r#"{"type":"te\u0078t","text":"escaped discriminant"}"#,
+        r#"{"type":"text","text":"x","id":"prt_\u0031"}"#,
+        r#"{"type":"text","text":"x","id":"prt_1","id":"prt_2"}"#,
+        r#"{"type":"text","type":"file","text":"x"}"#,
+        r#"{"type":"text","text":"x","id":5}"#,
+        r#"{"type":"text","text":"x","sessionID":{"a":1}}"#,
+        r#"{"type":5,"text":"x"}"#,
+        r#"{"type":"mystery","data":[1,{"b":null}],"id":"prt_9"}"#,
+        r#"{"text":"no discriminant","id":"prt_1"}"#,
+        r#"["text","prt_1"]"#,
+        r#"{"type":"text","text":"x"} trailing"#,
+        r#"{"type":"text","text":"x""#,
+        "{\"type\":\"text\",\"text\":\"a control character: \u{1}\"}",
+        "  {\"type\" : \"text\" , \"text\" : \"spaced\" }  ",
+        r#"{}"#,
+        r#"5"#,
+    ];
+
+    /// The scanner's reading of the discriminant and ids agrees with serde's on every record
+    /// it reads, and the ids a loader takes are serde's in every case.
+    #[test]
+    fn quick_peek_reads_what_serde_reads() {
+        for json in RECORDS {
+            for key in ["type", "role"] {
+                if let Some(quick) = quick_peek(json, key) {
+                    let slow = serde_peek(json, key).expect("serde reads what the scanner read");
+                    assert_eq!(quick, slow, "{key} of {json}");
+                }
+                let slow = serde_peek(json, key);
+                let both = peek(json, key);
+                assert_eq!(both.as_ref().ok(), slow.as_ref().ok(), "{key} of {json}");
+                assert_eq!(
+                    both.err().map(|e| e.to_string()),
+                    slow.err().map(|e| e.to_string()),
+                    "{key} of {json}"
+                );
+            }
+            let slow: BodyIds = serde_json::from_str(json).unwrap_or_default();
+            assert_eq!(body_ids(json), slow, "ids of {json}");
+        }
+    }
+
+    /// A tool state read in one pass is the state read status first.
+    #[test]
+    fn loose_tool_states_read_as_the_per_status_structs() {
+        let mut checked = 0;
+        for json in RECORDS {
+            // The state's exact text (duplicate keys and all), not a re-serialised value.
+            #[derive(Deserialize)]
+            struct Holder<'a> {
+                #[serde(borrow, default)]
+                state: Option<&'a RawValue>,
+            }
+            let Some(text) = serde_json::from_str::<Holder<'_>>(json)
+                .ok()
+                .and_then(|h| h.state)
+                .map(RawValue::get)
+            else {
+                continue;
+            };
+            checked += 1;
+            #[derive(Deserialize)]
+            struct Status {
+                #[serde(default)]
+                status: String,
+                #[serde(default)]
+                input: Option<RawJson>,
+            }
+            let slow = (|| -> Result<ToolState, serde_json::Error> {
+                let peek: Status = serde_json::from_str(text)?;
+                Ok(match peek.status.as_str() {
+                    "pending" => ToolState::Pending(serde_json::from_str(text)?),
+                    "running" => ToolState::Running(serde_json::from_str(text)?),
+                    "completed" => ToolState::Completed(serde_json::from_str(text)?),
+                    "error" => ToolState::Error(serde_json::from_str(text)?),
+                    _ => ToolState::Unknown {
+                        status: peek.status,
+                        input: peek.input,
+                    },
+                })
+            })();
+            let fast = serde_json::from_str::<ToolState>(text);
+            assert_eq!(fast.as_ref().ok(), slow.as_ref().ok(), "{text}");
+            assert_eq!(fast.is_err(), slow.is_err(), "{text}");
+        }
+        assert_eq!(checked, 7, "every tool state of RECORDS was compared");
+        // And whole tool parts: the one-pass reading, where it reads, is the ToolPart's.
+        for json in RECORDS {
+            let slow = serde_json::from_str::<ToolPart>(json);
+            if let Ok(fast) = serde_json::from_str::<OnePassToolPart>(json) {
+                assert_eq!(Some(fast.into_part()), slow.ok(), "{json}");
+            }
+        }
+    }
 
     /// Records are objects: an array of what would be their fields is refused, as it was while
     /// the ids were read through `#[serde(flatten)]` (a derived struct alone accepts arrays).
