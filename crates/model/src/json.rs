@@ -644,6 +644,41 @@ fn find_special(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// Appends `s` as a JSON string, quotes included, escaped exactly as `serde_json` escapes it
+/// (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other control characters as `\u00xx`;
+/// everything else as it is), so that text written here matches `serde_json::to_string` byte
+/// for byte. Runs between escapes are found eight bytes at a time and copied whole.
+pub fn write_string_as_serde(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    loop {
+        let pos = find_special(bytes, start);
+        let Some(&b) = bytes.get(pos) else { break };
+        // `pos` is at an ASCII byte, so both slices end on character boundaries.
+        out.push_str(&s[start..pos]);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
+        }
+        start = pos + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
 /// Decodes the raw contents of a JSON string the scanner has already validated. Lone surrogate
 /// escapes decode to U+FFFD.
 pub fn unescape(raw: &str) -> String {
@@ -721,6 +756,33 @@ pub fn validate(src: &str) -> Result<Span> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The serde-style writer agrees with serde_json on every ASCII byte, on non-ASCII text, and
+    /// on strings that are nothing but escapes or have none.
+    #[test]
+    fn write_string_as_serde_matches_serde_json() {
+        let mut cases: Vec<String> = (0u8..0x80)
+            .map(|b| format!("a{}b", char::from(b)))
+            .collect();
+        cases.extend(
+            [
+                "",
+                "plain text without escapes, longer than eight bytes",
+                "\"\\\n\r\t\u{8}\u{c}\u{0}\u{1f}\u{7f}",
+                "résumé ✓ 🦀 \u{2028}\u{2029}",
+                "tail escape at the end\n",
+                "\nhead escape",
+            ]
+            .map(str::to_owned),
+        );
+        for s in &cases {
+            let mut ours = String::new();
+            write_string_as_serde(&mut ours, s);
+            let theirs = serde_json::to_string(s).expect("a string serialises");
+            assert_eq!(ours, theirs, "{s:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

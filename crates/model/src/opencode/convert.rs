@@ -25,6 +25,7 @@ use serde_json::value::RawValue;
 
 use super::store::{Session, StoredMessage, StoredPart};
 use super::types::{MessageInfo, Part, ToolState, anthropic_meta};
+use crate::json::write_string_as_serde;
 
 /// Text sent for a `compaction` part (seed 003 rule 3).
 pub const COMPACTION_PROMPT: &str = "What did we do so far?";
@@ -550,6 +551,137 @@ struct Body<'a> {
     messages: Vec<WireMessage>,
 }
 
+/// The body as `serde_json::to_string` writes it (a test holds the two to the same bytes), with
+/// strings escaped by [`write_string_as_serde`]: a converted session is mostly tool output and
+/// text, and serde_json's escaping, a byte at a time, was a sixth of checking a session.
+impl Body<'_> {
+    fn to_json(&self) -> String {
+        let mut out = String::new();
+        out.push('{');
+        if let Some(model) = self.model {
+            out.push_str("\"model\":");
+            write_string_as_serde(&mut out, model);
+            out.push(',');
+        }
+        out.push_str("\"max_tokens\":");
+        out.push_str(&self.max_tokens.to_string());
+        if let Some(t) = &self.thinking {
+            out.push_str(",\"thinking\":{\"type\":");
+            write_string_as_serde(&mut out, t.kind);
+            if let Some(budget) = t.budget_tokens {
+                out.push_str(",\"budget_tokens\":");
+                out.push_str(&budget.to_string());
+            }
+            out.push('}');
+        }
+        out.push_str(",\"messages\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"role\":");
+            write_string_as_serde(&mut out, m.role);
+            out.push_str(",\"content\":[");
+            for (j, b) in m.content.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                b.write_json(&mut out);
+            }
+            out.push_str("]}");
+        }
+        out.push_str("]}");
+        out
+    }
+}
+
+impl Block {
+    /// The block as serde writes it: fields in declaration order, `None`s left out.
+    fn write_json(&self, out: &mut String) {
+        let field = |out: &mut String, first: bool, key: &str, value: &str| {
+            if !first {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(key);
+            out.push_str("\":");
+            write_string_as_serde(out, value);
+        };
+        out.push('{');
+        match self {
+            Block::Text { kind, text } => {
+                field(out, true, "type", kind);
+                field(out, false, "text", text);
+            }
+            Block::Media {
+                kind,
+                source,
+                title,
+            } => {
+                field(out, true, "type", kind);
+                out.push_str(",\"source\":{");
+                field(out, true, "type", source.kind);
+                for (key, value) in [
+                    ("media_type", &source.media_type),
+                    ("data", &source.data),
+                    ("url", &source.url),
+                ] {
+                    if let Some(v) = value {
+                        field(out, false, key, v);
+                    }
+                }
+                out.push('}');
+                if let Some(t) = title {
+                    field(out, false, "title", t);
+                }
+            }
+            Block::Thinking {
+                kind,
+                thinking,
+                signature,
+            } => {
+                field(out, true, "type", kind);
+                field(out, false, "thinking", thinking);
+                field(out, false, "signature", signature);
+            }
+            Block::Redacted { kind, data } => {
+                field(out, true, "type", kind);
+                field(out, false, "data", data);
+            }
+            Block::ToolUse {
+                kind,
+                id,
+                name,
+                input,
+            } => {
+                field(out, true, "type", kind);
+                field(out, false, "id", id);
+                field(out, false, "name", name);
+                out.push_str(",\"input\":");
+                out.push_str(input.get());
+            }
+            Block::ToolResult {
+                kind,
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                field(out, true, "type", kind);
+                field(out, false, "tool_use_id", tool_use_id);
+                field(out, false, "content", content);
+                if let Some(e) = is_error {
+                    out.push_str(if *e {
+                        ",\"is_error\":true"
+                    } else {
+                        ",\"is_error\":false"
+                    });
+                }
+            }
+        }
+        out.push('}');
+    }
+}
+
 #[derive(Serialize)]
 struct ThinkingParam {
     #[serde(rename = "type")]
@@ -884,7 +1016,15 @@ pub fn to_anthropic_request(
         thinking,
         messages,
     };
-    let body = serde_json::to_string(&body).unwrap_or_default();
+    let json = body.to_json();
+    // Every conversion in a debug build (the tests, the fuzz targets) holds the hand-written
+    // body to serde's bytes.
+    debug_assert_eq!(
+        Some(&json),
+        serde_json::to_string(&body).ok().as_ref(),
+        "Body::to_json differs from serde_json"
+    );
+    let body = json;
     AnthropicRequest {
         body,
         blocks: origins,

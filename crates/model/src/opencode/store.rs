@@ -23,7 +23,8 @@ use serde_json::value::RawValue;
 
 use super::error::{OpencodeError, Origin, Problem, ProblemKind, check_id};
 use super::types::{
-    BodyIds, MessageInfo, Part, SessionInfo, SessionTime, parse_message, parse_part,
+    BodyIds, MessageInfo, Part, Peeked, SessionInfo, SessionTime, parse_message,
+    parse_message_peeked, parse_part, parse_part_peeked, peek_object,
 };
 
 /// One stored part: exact bytes, typed view, and where it came from.
@@ -1042,6 +1043,108 @@ struct ExportEntry<'a> {
     parts: Vec<&'a RawValue>,
 }
 
+/// An [`ExportEntry`] as the loader uses it: the exact slices of the info and of each part.
+/// With a quick reading, also what the scanner read in passing of the info and of each part
+/// (their discriminants and ids), so that they are not scanned again for it.
+struct Entry<'a> {
+    info: &'a str,
+    parts: Vec<&'a str>,
+    info_peeked: Option<Peeked>,
+    parts_peeked: Vec<Option<Peeked>>,
+}
+
+impl<'a> From<ExportEntry<'a>> for Entry<'a> {
+    fn from(e: ExportEntry<'a>) -> Self {
+        Entry {
+            info: e.info.get(),
+            parts_peeked: vec![None; e.parts.len()],
+            parts: e.parts.into_iter().map(RawValue::get).collect(),
+            info_peeked: None,
+        }
+    }
+}
+
+/// Reads the value at the scanner: an object through [`peek_object`], anything else skipped.
+fn peeked_value<'a>(
+    sc: &mut crate::json::Scanner<'a>,
+) -> Result<(&'a str, Option<Peeked>), GiveUp> {
+    let text = sc.src();
+    if sc.peek_kind()? == crate::json::Kind::Object {
+        let (span, peeked) = peek_object(sc)?;
+        Ok((span.get(text), peeked))
+    } else {
+        Ok((sc.skip_value()?.get(text), None))
+    }
+}
+
+/// Gives up on a quick reading (see [`quick_entries`]).
+struct GiveUp;
+
+impl From<crate::json::SyntaxError> for GiveUp {
+    fn from(_: crate::json::SyntaxError) -> Self {
+        GiveUp
+    }
+}
+
+/// The bare-array export read with the crate's scanner, which skips long strings faster than
+/// serde: `Some` only for a plain array of objects with one `info` and at most one array
+/// `parts` (other keys ignored, as serde ignores them), spelled without escapes. Then serde's
+/// `Vec<ExportEntry>` would read the same slices (both trim whitespace around a raw value);
+/// anything else is left to serde, its result and its error.
+fn quick_entries(text: &str) -> Option<Vec<Entry<'_>>> {
+    use crate::json::{Kind, Scanner};
+    let mut sc = Scanner::new(text).ok()?;
+    if sc.peek_kind().ok()? != Kind::Array {
+        return None;
+    }
+    let mut entries = Vec::new();
+    sc.array(|sc, _| -> Result<(), GiveUp> {
+        if sc.peek_kind()? != Kind::Object {
+            return Err(GiveUp);
+        }
+        let mut info = None;
+        let mut parts: Option<(Vec<&str>, Vec<Option<Peeked>>)> = None;
+        sc.object(|sc, key| -> Result<(), GiveUp> {
+            if key.escaped {
+                return Err(GiveUp);
+            }
+            match key.raw(text) {
+                "info" if info.is_none() => info = Some(peeked_value(sc)?),
+                "parts" if parts.is_none() => {
+                    if sc.peek_kind()? != Kind::Array {
+                        return Err(GiveUp);
+                    }
+                    let (mut list, mut peeks) = (Vec::new(), Vec::new());
+                    sc.array(|sc, _| -> Result<(), GiveUp> {
+                        let (raw, peeked) = peeked_value(sc)?;
+                        list.push(raw);
+                        peeks.push(peeked);
+                        Ok(())
+                    })?;
+                    parts = Some((list, peeks));
+                }
+                "info" | "parts" => return Err(GiveUp),
+                _ => {
+                    sc.skip_value()?;
+                }
+            }
+            Ok(())
+        })?;
+        let (info, info_peeked) = info.ok_or(GiveUp)?;
+        let (parts, parts_peeked) = parts.unwrap_or_default();
+        entries.push(Entry {
+            info,
+            parts,
+            info_peeked,
+            parts_peeked,
+        });
+        Ok(())
+    })
+    .ok()?;
+    sc.finish().ok()?;
+    Some(entries)
+}
+
 #[derive(Deserialize)]
 struct ExportDocument<'a> {
     #[serde(borrow)]
@@ -1063,10 +1166,19 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         origin: origin.to_owned(),
         reason,
     };
-    let (raw_info, entries, base) = match serde_json::from_str::<Vec<ExportEntry<'_>>>(text) {
+    let read = match quick_entries(text) {
+        Some(entries) => Ok(entries),
+        None => serde_json::from_str::<Vec<ExportEntry<'_>>>(text)
+            .map(|v| v.into_iter().map(Entry::from).collect::<Vec<_>>()),
+    };
+    let (raw_info, mut entries, base) = match read {
         Ok(entries) => (None, entries, String::new()),
         Err(array_err) => match serde_json::from_str::<ExportDocument<'_>>(text) {
-            Ok(doc) => (Some(doc.info), doc.messages, ".messages".to_owned()),
+            Ok(doc) => (
+                Some(doc.info),
+                doc.messages.into_iter().map(Entry::from).collect(),
+                ".messages".to_owned(),
+            ),
             Err(_) => return Err(invalid(array_err.to_string())),
         },
     };
@@ -1080,7 +1192,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         info.id = entries
             .iter()
             .find_map(|e| {
-                serde_json::from_str::<BodyIds>(e.info.get())
+                serde_json::from_str::<BodyIds>(e.info)
                     .ok()
                     .and_then(|ids| ids.session_id)
             })
@@ -1097,12 +1209,12 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     }
     let session_id = info.id.clone();
     let mut messages = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, entry) in entries.iter_mut().enumerate() {
         let origin = Origin::Export(format!("{base}[{i}].info"));
-        let parsed = parse_message(entry.info.get());
+        let parsed = parse_message_peeked(entry.info, entry.info_peeked.take());
         let mid = match &parsed {
             Ok((ids, _)) => ids.id.clone(),
-            Err(_) => super::types::body_ids(entry.info.get()).id,
+            Err(_) => super::types::body_ids(entry.info).id,
         };
         let Some(mid) = mid else {
             problems.push(problem(
@@ -1116,7 +1228,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         let Some(mut message) = build_parsed_message(
             mid,
             &session_id,
-            entry.info.get().to_owned(),
+            entry.info.to_owned(),
             parsed,
             origin,
             &mut problems,
@@ -1132,14 +1244,15 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
             }
             continue;
         };
-        for (j, raw) in entry.parts.iter().enumerate() {
+        for (j, &raw) in entry.parts.iter().enumerate() {
             let origin = Origin::Export(format!("{base}[{i}].parts[{j}]"));
             // The export's part has its id only in its body: one parse gives both (the ids
             // alone, as `BodyIds` reads them, when the part does not parse).
-            let parsed = parse_part(raw.get());
+            let peeked = entry.parts_peeked.get_mut(j).and_then(Option::take);
+            let parsed = parse_part_peeked(raw, peeked);
             let pid = match &parsed {
                 Ok((ids, _)) => ids.id.clone(),
-                Err(_) => super::types::body_ids(raw.get()).id,
+                Err(_) => super::types::body_ids(raw).id,
             };
             let Some(pid) = pid else {
                 problems.push(problem(
@@ -1154,7 +1267,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
                 pid,
                 &message.id,
                 &session_id,
-                raw.get().to_owned(),
+                raw.to_owned(),
                 parsed,
                 origin,
                 &mut problems,
@@ -1171,4 +1284,75 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         messages,
         problems,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the scanner reads an export, it reads what serde reads: the same slices, or it
+    /// leaves the export to serde. Each case is one way an export can be unusual.
+    #[test]
+    fn quick_entries_read_what_serde_reads() {
+        let cases = [
+            r#"[{"info":{"id":"msg_1"},"parts":[{"id":"prt_1"},{"id":"prt_2"}]}]"#,
+            " [ { \"parts\" : [ 1 , \"x\" ] , \"info\" : { \"id\" : \"msg_1\" } } ] ",
+            r#"[{"info":{"id":"msg_1"}}]"#,
+            r#"[{"info":null,"parts":[]}]"#,
+            r#"[{"info":{"id":"msg_1"},"parts":null}]"#,
+            r#"[{"info":{"id":"msg_1"},"parts":{"a":1}}]"#,
+            r#"[{"info":{"id":"msg_1"},"info":{"id":"msg_2"}}]"#,
+            r#"[{"info":{"id":"msg_1"},"parts":[],"parts":[]}]"#,
+            r#"[{"info":{"id":"msg_1"},"extra":[1,{"b":2}]}]"#,
+            r#"[{"info":{"role":"user","id":"msg_1"},"parts":[{"ty\u0070e":"text","text":"a"},{"type":"text","id":"prt_1","id":"prt_2","text":"b"},{"type":"text","id":5,"text":"c"},{"type":"text","text":"d","id":"prt_3"}]}]"#,
+            r#"[{"\u0069nfo":{"id":"msg_1"}}]"#,
+            r#"[{"parts":[]}]"#,
+            r#"[[{"id":"msg_1"},[]]]"#,
+            r#"[5]"#,
+            r#"[]"#,
+            r#"{"info":{"id":"ses_1"},"messages":[]}"#,
+            r#"[{"info":{"id":"msg_1"}}] trailing"#,
+            r#"[{"info":{"id":"msg_1"}"#,
+        ];
+        let mut quick_read = 0;
+        for text in cases {
+            let slow = serde_json::from_str::<Vec<ExportEntry<'_>>>(text)
+                .map(|v| v.into_iter().map(Entry::from).collect::<Vec<_>>());
+            let Some(quick) = quick_entries(text) else {
+                continue;
+            };
+            quick_read += 1;
+            let slow =
+                slow.unwrap_or_else(|e| panic!("serde refuses what the scanner read: {text}: {e}"));
+            let pairs = |v: &[Entry<'_>]| -> Vec<(String, Vec<String>)> {
+                v.iter()
+                    .map(|e| {
+                        (
+                            e.info.to_owned(),
+                            e.parts.iter().map(|p| (*p).to_owned()).collect(),
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(pairs(&quick), pairs(&slow), "{text}");
+            // What was read in passing gives the parse a record gets alone, unusual ones too.
+            let outcome = |r: Result<(BodyIds, Part), serde_json::Error>| match r {
+                Ok(v) => Ok(v),
+                Err(e) => Err(e.to_string()),
+            };
+            for e in quick {
+                for (raw, peeked) in e.parts.iter().zip(e.parts_peeked) {
+                    assert_eq!(
+                        outcome(parse_part_peeked(raw, peeked)),
+                        outcome(parse_part(raw)),
+                        "{raw}"
+                    );
+                }
+                let alone = parse_message(e.info).map_err(|e| e.to_string());
+                let peeked = parse_message_peeked(e.info, e.info_peeked).map_err(|e| e.to_string());
+                assert_eq!(peeked, alone, "{}", e.info);
+            }
+        }
+        assert_eq!(quick_read, 7, "the plain cases are read by the scanner");
+    }
 }

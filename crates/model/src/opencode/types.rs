@@ -837,16 +837,6 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
     })
 }
 
-/// What [`quick_peek`] gives up on: anything serde's reading of [`Peek`] would treat in a way
-/// worth its exact error (a syntax error, a duplicate or ill-typed id, an escaped id).
-struct Unusual;
-
-impl From<crate::json::SyntaxError> for Unusual {
-    fn from(_: crate::json::SyntaxError) -> Self {
-        Unusual
-    }
-}
-
 /// [`peek`]'s common case in one pass of the crate's scanner, which skips long strings (a tool's
 /// output) several times faster than serde's `IgnoredAny` does. `None` when the record is
 /// anything but a plain object with a string discriminant and plain string (or null) ids; then
@@ -872,30 +862,51 @@ pub(crate) fn body_ids(json: &str) -> BodyIds {
 /// [`quick_peek`] with the discriminant optional: `Some((None, ids))` when the record has no
 /// string `key`.
 fn quick_ids(json: &str, key: &'static str) -> Option<(Option<String>, BodyIds)> {
-    use crate::json::{Kind, Scanner};
-    let mut sc = Scanner::new(json).ok()?;
+    let mut sc = crate::json::Scanner::new(json).ok()?;
+    let (_, peeked) = peek_object(&mut sc).ok()?;
+    sc.finish().ok()?;
+    let p = peeked?;
+    Some((if key == "type" { p.kind } else { p.role }, p.ids))
+}
+
+/// What the scanner read of a record in passing: its discriminants (`None` when absent or not
+/// a string, as `string_or_none` reads them) and its ids, for [`parse_part_peeked`] and
+/// [`parse_message_peeked`]. Only made when serde's [`Peek`] would read the same.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Peeked {
+    kind: Option<String>,
+    role: Option<String>,
+    ids: BodyIds,
+}
+
+/// Reads the object at the scanner's position (any other value is an error), returning its
+/// span and, when nothing in it is unusual (see [`quick_peek`]), its [`Peeked`]. An unusual
+/// record is still read to its end, so a caller reading a larger document can go on.
+///
+/// # Errors
+/// On a syntax error.
+pub(crate) fn peek_object(
+    sc: &mut crate::json::Scanner<'_>,
+) -> Result<(crate::json::Span, Option<Peeked>), crate::json::SyntaxError> {
+    use crate::json::Kind;
+    let json = sc.src();
+    let mut unusual = false;
     let mut kind: Option<Option<String>> = None;
     let mut role: Option<Option<String>> = None;
     let mut ids: [Option<Option<String>>; 3] = [None, None, None];
-    sc.object(|sc, k| -> Result<(), Unusual> {
-        if k.escaped {
-            // A key spelled with escapes could still be one of ours: serde decides.
-            return Err(Unusual);
-        }
-        let slot_id = match k.raw(json) {
+    let span = sc.object(|sc, k| {
+        // A key spelled with escapes could still be one of ours: serde decides.
+        let name = if k.escaped { "" } else { k.raw(json) };
+        let slot = match name {
             "type" | "role" => {
-                let slot = if k.raw(json) == "type" {
-                    &mut kind
-                } else {
-                    &mut role
-                };
+                let slot = if name == "type" { &mut kind } else { &mut role };
                 if slot.is_some() {
-                    return Err(Unusual);
+                    unusual = true;
+                    sc.skip_value()?;
+                    return Ok(());
                 }
                 let v = sc.opt_string()?;
-                if v.is_some_and(|v| v.escaped) {
-                    return Err(Unusual);
-                }
+                unusual |= v.is_some_and(|v| v.escaped);
                 *slot = Some(v.map(|v| v.raw(json).to_owned()));
                 return Ok(());
             }
@@ -903,40 +914,49 @@ fn quick_ids(json: &str, key: &'static str) -> Option<(Option<String>, BodyIds)>
             "sessionID" => 1,
             "messageID" => 2,
             _ => {
+                unusual |= k.escaped;
                 sc.skip_value()?;
                 return Ok(());
             }
         };
-        if ids[slot_id].is_some() {
-            return Err(Unusual);
+        if ids[slot].is_some() {
+            unusual = true;
+            sc.skip_value()?;
+            return Ok(());
         }
-        ids[slot_id] = Some(match sc.peek_kind()? {
+        ids[slot] = Some(match sc.peek_kind()? {
             Kind::Null => {
                 sc.null()?;
                 None
             }
             Kind::String => {
                 let v = sc.string()?;
-                if v.escaped {
-                    return Err(Unusual);
-                }
+                unusual |= v.escaped;
                 Some(v.raw(json).to_owned())
             }
-            _ => return Err(Unusual),
+            _ => {
+                unusual = true;
+                sc.skip_value()?;
+                None
+            }
         });
         Ok(())
-    })
-    .ok()?;
-    sc.finish().ok()?;
-    let discriminant = if key == "type" { kind } else { role };
+    })?;
+    if unusual {
+        return Ok((span, None));
+    }
     let [id, session_id, message_id] = ids;
-    Some((
-        discriminant.flatten(),
-        BodyIds {
-            id: id.flatten(),
-            session_id: session_id.flatten(),
-            message_id: message_id.flatten(),
-        },
+    Ok((
+        span,
+        Some(Peeked {
+            kind: kind.flatten(),
+            role: role.flatten(),
+            ids: BodyIds {
+                id: id.flatten(),
+                session_id: session_id.flatten(),
+                message_id: message_id.flatten(),
+            },
+        }),
     ))
 }
 
@@ -976,7 +996,22 @@ fn serde_peek(json: &str, key: &'static str) -> Result<(String, BodyIds), serde_
 /// The serde error when the text is not JSON, has no string `type`, or a known type lacks a
 /// required field.
 pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
-    let (kind, ids) = peek(json, "type")?;
+    parse_part_peeked(json, None)
+}
+
+/// [`parse_part`] with what a scanner already read of the part in passing.
+pub(crate) fn parse_part_peeked(
+    json: &str,
+    peeked: Option<Peeked>,
+) -> Result<(BodyIds, Part), serde_json::Error> {
+    let (kind, ids) = match peeked {
+        Some(Peeked {
+            kind: Some(kind),
+            ids,
+            ..
+        }) => (kind, ids),
+        _ => peek(json, "type")?,
+    };
     let part = match kind.as_str() {
         "text" => Part::Text(serde_json::from_str(json)?),
         "file" => Part::File(serde_json::from_str(json)?),
@@ -1004,7 +1039,22 @@ pub fn parse_part(json: &str) -> Result<(BodyIds, Part), serde_json::Error> {
 /// The serde error when the text is not JSON, has no string `role`, or a field has the wrong
 /// type.
 pub fn parse_message(json: &str) -> Result<(BodyIds, MessageInfo), serde_json::Error> {
-    let (role, ids) = peek(json, "role")?;
+    parse_message_peeked(json, None)
+}
+
+/// [`parse_message`] with what a scanner already read of the message in passing.
+pub(crate) fn parse_message_peeked(
+    json: &str,
+    peeked: Option<Peeked>,
+) -> Result<(BodyIds, MessageInfo), serde_json::Error> {
+    let (role, ids) = match peeked {
+        Some(Peeked {
+            role: Some(role),
+            ids,
+            ..
+        }) => (role, ids),
+        _ => peek(json, "role")?,
+    };
     let info = match role.as_str() {
         "user" => MessageInfo::User(serde_json::from_str(json)?),
         "assistant" => MessageInfo::Assistant(serde_json::from_str(json)?),
