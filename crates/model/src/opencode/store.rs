@@ -230,6 +230,30 @@ fn shape_or_json(e: &serde_json::Error) -> ProblemKind {
     }
 }
 
+/// The record's id and parse when the id is safe and the text parsed; otherwise the problem,
+/// recorded (an unsafe id first: it is what makes the record unusable wherever it came from).
+fn safe_and_parsed<T>(
+    id: String,
+    parsed: Result<T, serde_json::Error>,
+    origin: &Origin,
+    problems: &mut Vec<Problem>,
+) -> Option<(String, T)> {
+    if let Err(reason) = check_id(&id) {
+        problems.push(problem(
+            origin.clone(),
+            ProblemKind::UnsafeId { id, reason },
+        ));
+        return None;
+    }
+    match parsed {
+        Ok(v) => Some((id, v)),
+        Err(e) => {
+            problems.push(problem(origin.clone(), shape_or_json(&e)));
+            None
+        }
+    }
+}
+
 /// Builds a stored part from its text, or a problem.
 fn build_part(
     id: String,
@@ -239,16 +263,12 @@ fn build_part(
     origin: Origin,
     problems: &mut Vec<Problem>,
 ) -> Option<StoredPart> {
-    if let Err(reason) = check_id(&id) {
-        problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
-        return None;
-    }
     let parsed = parse_part(&raw);
     build_parsed_part(id, message_id, session_id, raw, parsed, origin, problems)
 }
 
 /// [`build_part`] of a part already parsed (`parsed` is `parse_part(&raw)`), for a loader that
-/// needed the body's ids before it knew the part's id. `id` is checked first all the same.
+/// needed the body's ids before it knew the part's id.
 fn build_parsed_part(
     id: String,
     message_id: &str,
@@ -258,17 +278,7 @@ fn build_parsed_part(
     origin: Origin,
     problems: &mut Vec<Problem>,
 ) -> Option<StoredPart> {
-    if let Err(reason) = check_id(&id) {
-        problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
-        return None;
-    }
-    let (body_ids, typed) = match parsed {
-        Ok(v) => v,
-        Err(e) => {
-            problems.push(problem(origin, shape_or_json(&e)));
-            return None;
-        }
-    };
+    let (id, (body_ids, typed)) = safe_and_parsed(id, parsed, &origin, problems)?;
     let ok = check_body_id("id", body_ids.id.as_ref(), &id, &origin, problems)
         && check_body_id(
             "messageID",
@@ -302,10 +312,6 @@ fn build_message(
     origin: Origin,
     problems: &mut Vec<Problem>,
 ) -> Option<StoredMessage> {
-    if let Err(reason) = check_id(&id) {
-        problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
-        return None;
-    }
     let parsed = parse_message(&raw);
     build_parsed_message(id, session_id, raw, parsed, origin, problems)
 }
@@ -319,17 +325,7 @@ fn build_parsed_message(
     origin: Origin,
     problems: &mut Vec<Problem>,
 ) -> Option<StoredMessage> {
-    if let Err(reason) = check_id(&id) {
-        problems.push(problem(origin, ProblemKind::UnsafeId { id, reason }));
-        return None;
-    }
-    let (body_ids, typed) = match parsed {
-        Ok(v) => v,
-        Err(e) => {
-            problems.push(problem(origin, shape_or_json(&e)));
-            return None;
-        }
-    };
+    let (id, (body_ids, typed)) = safe_and_parsed(id, parsed, &origin, problems)?;
     let ok = check_body_id("id", body_ids.id.as_ref(), &id, &origin, problems)
         && check_body_id(
             "sessionID",
