@@ -647,8 +647,16 @@ fn find_special(bytes: &[u8], mut pos: usize) -> usize {
 /// Appends `s` as a JSON string, quotes included, escaped exactly as `serde_json` escapes it
 /// (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other control characters as `\u00xx`;
 /// everything else as it is), so that text written here matches `serde_json::to_string` byte
-/// for byte. Runs between escapes are found eight bytes at a time and copied whole.
+/// for byte.
 pub fn write_string_as_serde(out: &mut String, s: &str) {
+    write_escaped(out, s, true);
+}
+
+/// The one string writer behind [`write_string`] and [`write_string_as_serde`], which differ
+/// only in `short_bf`: backspace and form feed as `\b` and `\f` (serde_json's way) rather than
+/// `\u0008` and `\u000c`. Runs between escapes are found eight bytes at a time and copied
+/// whole.
+fn write_escaped(out: &mut String, s: &str, short_bf: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(s.len() + 2);
@@ -665,8 +673,8 @@ pub fn write_string_as_serde(out: &mut String, s: &str) {
             b'\n' => out.push_str("\\n"),
             b'\r' => out.push_str("\\r"),
             b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
+            0x08 if short_bf => out.push_str("\\b"),
+            0x0c if short_bf => out.push_str("\\f"),
             _ => {
                 out.push_str("\\u00");
                 out.push(char::from(HEX[usize::from(b >> 4)]));
@@ -723,24 +731,10 @@ pub fn unescape(raw: &str) -> String {
     out
 }
 
-/// Writes `s` as a JSON string literal (with quotes) onto `out`, escaping what JSON requires.
+/// Writes `s` as a JSON string literal (with quotes) onto `out`, escaping what JSON requires
+/// (control characters other than `\n`, `\r` and `\t` as `\u00xx`).
 pub fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                use fmt::Write;
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    write_escaped(out, s, false);
 }
 
 /// Validates that `src` is exactly one JSON value (whitespace around it allowed).
@@ -780,6 +774,23 @@ mod tests {
             write_string_as_serde(&mut ours, s);
             let theirs = serde_json::to_string(s).expect("a string serialises");
             assert_eq!(ours, theirs, "{s:?}");
+            // `write_string` shares the writer and keeps its own spelling of control characters.
+            let mut plain = String::from("\"");
+            for c in s.chars() {
+                match c {
+                    '"' => plain.push_str("\\\""),
+                    '\\' => plain.push_str("\\\\"),
+                    '\n' => plain.push_str("\\n"),
+                    '\r' => plain.push_str("\\r"),
+                    '\t' => plain.push_str("\\t"),
+                    c if (c as u32) < 0x20 => plain.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => plain.push(c),
+                }
+            }
+            plain.push('"');
+            let mut written = String::new();
+            write_string(&mut written, s);
+            assert_eq!(written, plain, "{s:?}");
         }
     }
 

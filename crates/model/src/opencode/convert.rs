@@ -598,41 +598,42 @@ impl Body<'_> {
 impl Block {
     /// The block as serde writes it: fields in declaration order, `None`s left out.
     fn write_json(&self, out: &mut String) {
-        let field = |out: &mut String, first: bool, key: &str, value: &str| {
-            if !first {
-                out.push(',');
-            }
-            out.push('"');
+        // Every object written here (the block, a media source) opens with its `type`.
+        let open = |out: &mut String, kind: &str| {
+            out.push_str("{\"type\":");
+            write_string_as_serde(out, kind);
+        };
+        let field = |out: &mut String, key: &str, value: &str| {
+            out.push_str(",\"");
             out.push_str(key);
             out.push_str("\":");
             write_string_as_serde(out, value);
         };
-        out.push('{');
         match self {
             Block::Text { kind, text } => {
-                field(out, true, "type", kind);
-                field(out, false, "text", text);
+                open(out, kind);
+                field(out, "text", text);
             }
             Block::Media {
                 kind,
                 source,
                 title,
             } => {
-                field(out, true, "type", kind);
-                out.push_str(",\"source\":{");
-                field(out, true, "type", source.kind);
+                open(out, kind);
+                out.push_str(",\"source\":");
+                open(out, source.kind);
                 for (key, value) in [
                     ("media_type", &source.media_type),
                     ("data", &source.data),
                     ("url", &source.url),
                 ] {
                     if let Some(v) = value {
-                        field(out, false, key, v);
+                        field(out, key, v);
                     }
                 }
                 out.push('}');
                 if let Some(t) = title {
-                    field(out, false, "title", t);
+                    field(out, "title", t);
                 }
             }
             Block::Thinking {
@@ -640,13 +641,13 @@ impl Block {
                 thinking,
                 signature,
             } => {
-                field(out, true, "type", kind);
-                field(out, false, "thinking", thinking);
-                field(out, false, "signature", signature);
+                open(out, kind);
+                field(out, "thinking", thinking);
+                field(out, "signature", signature);
             }
             Block::Redacted { kind, data } => {
-                field(out, true, "type", kind);
-                field(out, false, "data", data);
+                open(out, kind);
+                field(out, "data", data);
             }
             Block::ToolUse {
                 kind,
@@ -654,9 +655,9 @@ impl Block {
                 name,
                 input,
             } => {
-                field(out, true, "type", kind);
-                field(out, false, "id", id);
-                field(out, false, "name", name);
+                open(out, kind);
+                field(out, "id", id);
+                field(out, "name", name);
                 out.push_str(",\"input\":");
                 out.push_str(input.get());
             }
@@ -666,9 +667,9 @@ impl Block {
                 content,
                 is_error,
             } => {
-                field(out, true, "type", kind);
-                field(out, false, "tool_use_id", tool_use_id);
-                field(out, false, "content", content);
+                open(out, kind);
+                field(out, "tool_use_id", tool_use_id);
+                field(out, "content", content);
                 if let Some(e) = is_error {
                     out.push_str(if *e {
                         ",\"is_error\":true"

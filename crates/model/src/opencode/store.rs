@@ -1039,23 +1039,19 @@ struct ExportEntry<'a> {
     parts: Vec<&'a RawValue>,
 }
 
-/// An [`ExportEntry`] as the loader uses it: the exact slices of the info and of each part.
-/// With a quick reading, also what the scanner read in passing of the info and of each part
-/// (their discriminants and ids), so that they are not scanned again for it.
+/// An [`ExportEntry`] as the loader uses it: the exact slices of the info and of each part,
+/// each with what a quick reading read of it in passing (its discriminants and ids), so that it
+/// is not scanned again for them.
 struct Entry<'a> {
-    info: &'a str,
-    parts: Vec<&'a str>,
-    info_peeked: Option<Peeked>,
-    parts_peeked: Vec<Option<Peeked>>,
+    info: (&'a str, Option<Peeked>),
+    parts: Vec<(&'a str, Option<Peeked>)>,
 }
 
 impl<'a> From<ExportEntry<'a>> for Entry<'a> {
     fn from(e: ExportEntry<'a>) -> Self {
         Entry {
-            info: e.info.get(),
-            parts_peeked: vec![None; e.parts.len()],
-            parts: e.parts.into_iter().map(RawValue::get).collect(),
-            info_peeked: None,
+            info: (e.info.get(), None),
+            parts: e.parts.into_iter().map(|p| (p.get(), None)).collect(),
         }
     }
 }
@@ -1088,18 +1084,13 @@ impl From<crate::json::SyntaxError> for GiveUp {
 /// `Vec<ExportEntry>` would read the same slices (both trim whitespace around a raw value);
 /// anything else is left to serde, its result and its error.
 fn quick_entries(text: &str) -> Option<Vec<Entry<'_>>> {
-    use crate::json::{Kind, Scanner};
+    use crate::json::Scanner;
+    // `array` and `object` refuse any other kind of value, which gives the reading up.
     let mut sc = Scanner::new(text).ok()?;
-    if sc.peek_kind().ok()? != Kind::Array {
-        return None;
-    }
     let mut entries = Vec::new();
     sc.array(|sc, _| -> Result<(), GiveUp> {
-        if sc.peek_kind()? != Kind::Object {
-            return Err(GiveUp);
-        }
         let mut info = None;
-        let mut parts: Option<(Vec<&str>, Vec<Option<Peeked>>)> = None;
+        let mut parts: Option<Vec<(&str, Option<Peeked>)>> = None;
         sc.object(|sc, key| -> Result<(), GiveUp> {
             if key.escaped {
                 return Err(GiveUp);
@@ -1107,17 +1098,12 @@ fn quick_entries(text: &str) -> Option<Vec<Entry<'_>>> {
             match key.raw(text) {
                 "info" if info.is_none() => info = Some(peeked_value(sc)?),
                 "parts" if parts.is_none() => {
-                    if sc.peek_kind()? != Kind::Array {
-                        return Err(GiveUp);
-                    }
-                    let (mut list, mut peeks) = (Vec::new(), Vec::new());
+                    let mut list = Vec::new();
                     sc.array(|sc, _| -> Result<(), GiveUp> {
-                        let (raw, peeked) = peeked_value(sc)?;
-                        list.push(raw);
-                        peeks.push(peeked);
+                        list.push(peeked_value(sc)?);
                         Ok(())
                     })?;
-                    parts = Some((list, peeks));
+                    parts = Some(list);
                 }
                 "info" | "parts" => return Err(GiveUp),
                 _ => {
@@ -1126,13 +1112,9 @@ fn quick_entries(text: &str) -> Option<Vec<Entry<'_>>> {
             }
             Ok(())
         })?;
-        let (info, info_peeked) = info.ok_or(GiveUp)?;
-        let (parts, parts_peeked) = parts.unwrap_or_default();
         entries.push(Entry {
-            info,
-            parts,
-            info_peeked,
-            parts_peeked,
+            info: info.ok_or(GiveUp)?,
+            parts: parts.unwrap_or_default(),
         });
         Ok(())
     })
@@ -1167,7 +1149,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         None => serde_json::from_str::<Vec<ExportEntry<'_>>>(text)
             .map(|v| v.into_iter().map(Entry::from).collect::<Vec<_>>()),
     };
-    let (raw_info, mut entries, base) = match read {
+    let (raw_info, entries, base) = match read {
         Ok(entries) => (None, entries, String::new()),
         Err(array_err) => match serde_json::from_str::<ExportDocument<'_>>(text) {
             Ok(doc) => (
@@ -1187,11 +1169,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     if info.id.is_empty() {
         info.id = entries
             .iter()
-            .find_map(|e| {
-                serde_json::from_str::<BodyIds>(e.info)
-                    .ok()
-                    .and_then(|ids| ids.session_id)
-            })
+            .find_map(|e| super::types::body_ids(e.info.0).session_id)
             .unwrap_or_default();
     }
     if let Err(reason) = check_id(&info.id) {
@@ -1205,12 +1183,13 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     }
     let session_id = info.id.clone();
     let mut messages = Vec::new();
-    for (i, entry) in entries.iter_mut().enumerate() {
+    for (i, entry) in entries.into_iter().enumerate() {
+        let (info, info_peeked) = entry.info;
         let origin = Origin::Export(format!("{base}[{i}].info"));
-        let parsed = parse_message_peeked(entry.info, entry.info_peeked.take());
+        let parsed = parse_message_peeked(info, info_peeked);
         let mid = match &parsed {
             Ok((ids, _)) => ids.id.clone(),
-            Err(_) => super::types::body_ids(entry.info).id,
+            Err(_) => super::types::body_ids(info).id,
         };
         let Some(mid) = mid else {
             problems.push(problem(
@@ -1224,7 +1203,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         let Some(mut message) = build_parsed_message(
             mid,
             &session_id,
-            entry.info.to_owned(),
+            info.to_owned(),
             parsed,
             origin,
             &mut problems,
@@ -1240,11 +1219,10 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
             }
             continue;
         };
-        for (j, &raw) in entry.parts.iter().enumerate() {
+        for (j, (raw, peeked)) in entry.parts.into_iter().enumerate() {
             let origin = Origin::Export(format!("{base}[{i}].parts[{j}]"));
             // The export's part has its id only in its body: one parse gives both (the ids
             // alone, as `BodyIds` reads them, when the part does not parse).
-            let peeked = entry.parts_peeked.get_mut(j).and_then(Option::take);
             let parsed = parse_part_peeked(raw, peeked);
             let pid = match &parsed {
                 Ok((ids, _)) => ids.id.clone(),
@@ -1324,8 +1302,8 @@ mod tests {
                 v.iter()
                     .map(|e| {
                         (
-                            e.info.to_owned(),
-                            e.parts.iter().map(|p| (*p).to_owned()).collect(),
+                            e.info.0.to_owned(),
+                            e.parts.iter().map(|p| p.0.to_owned()).collect(),
                         )
                     })
                     .collect()
@@ -1337,16 +1315,17 @@ mod tests {
                 Err(e) => Err(e.to_string()),
             };
             for e in quick {
-                for (raw, peeked) in e.parts.iter().zip(e.parts_peeked) {
+                for (raw, peeked) in e.parts {
                     assert_eq!(
                         outcome(parse_part_peeked(raw, peeked)),
                         outcome(parse_part(raw)),
                         "{raw}"
                     );
                 }
-                let alone = parse_message(e.info).map_err(|e| e.to_string());
-                let peeked = parse_message_peeked(e.info, e.info_peeked).map_err(|e| e.to_string());
-                assert_eq!(peeked, alone, "{}", e.info);
+                let (info, info_peeked) = e.info;
+                let alone = parse_message(info).map_err(|e| e.to_string());
+                let peeked = parse_message_peeked(info, info_peeked).map_err(|e| e.to_string());
+                assert_eq!(peeked, alone, "{info}");
             }
         }
         assert_eq!(quick_read, 7, "the plain cases are read by the scanner");

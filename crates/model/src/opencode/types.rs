@@ -480,11 +480,11 @@ impl ToolState {
     }
 }
 
-/// Every field of every tool state, so that the common case is read in one pass: when this
-/// reads, the per-status struct would read the same values (its fields are a subset, with the
-/// same types and defaults, and a duplicate of any of them fails here as it would there). When it
-/// does not (say a `pending` state with a numeric `output`, which `pending` ignores), the state
-/// is read the slow way, status first.
+/// Every field of every tool state, so that [`OnePassToolPart`] reads a state in the same pass
+/// as its part: when this reads, the per-status struct would read the same values (its fields
+/// are a subset, with the same types and defaults, and a duplicate of any of them fails here as
+/// it would there). When it does not (say a `pending` state with a numeric `output`, which
+/// `pending` ignores), [`parse_part`] reads the part as a [`ToolPart`], its state status first.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct LooseState {
@@ -551,9 +551,6 @@ impl<'de> Deserialize<'de> for ToolState {
         }
         let raw = Box::<RawValue>::deserialize(d)?;
         let text = raw.get();
-        if let Ok(state) = serde_json::from_str::<LooseState>(text) {
-            return Ok(state.into_state());
-        }
         let peek: Peek = serde_json::from_str(text).map_err(D::Error::custom)?;
         Ok(match peek.status.as_str() {
             "pending" => ToolState::Pending(serde_json::from_str(text).map_err(D::Error::custom)?),
@@ -837,36 +834,23 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
     })
 }
 
-/// [`peek`]'s common case in one pass of the crate's scanner, which skips long strings (a tool's
-/// output) several times faster than serde's `IgnoredAny` does. `None` when the record is
-/// anything but a plain object with a string discriminant and plain string (or null) ids; then
-/// serde reads it, so the result and every error are serde's.
-///
-/// When this returns a value, serde's reading returns the same: the scanner accepts only strict
-/// JSON, the five keys [`Peek`] knows must each appear at most once (serde rejects duplicates),
-/// the discriminants follow `string_or_none`, and an id must be an unescaped string or null.
-fn quick_peek(json: &str, key: &'static str) -> Option<(String, BodyIds)> {
-    let (discriminant, ids) = quick_ids(json, key)?;
-    Some((discriminant?, ids))
-}
-
 /// The ids of a record as `serde_json::from_str::<BodyIds>` reads them, with a failed reading
-/// giving no ids; in one pass of the scanner when [`quick_ids`] can.
+/// giving no ids; in one pass of the scanner when [`quick_peeked`] can.
 pub(crate) fn body_ids(json: &str) -> BodyIds {
-    match quick_ids(json, "type") {
-        Some((_, ids)) => ids,
+    match quick_peeked(json) {
+        Some(p) => p.ids,
         None => serde_json::from_str(json).unwrap_or_default(),
     }
 }
 
-/// [`quick_peek`] with the discriminant optional: `Some((None, ids))` when the record has no
-/// string `key`.
-fn quick_ids(json: &str, key: &'static str) -> Option<(Option<String>, BodyIds)> {
+/// [`peek`]'s common case in one pass of the crate's scanner, which skips long strings (a tool's
+/// output) faster than serde's `IgnoredAny` does. `None` when the record is anything but a plain
+/// object (see [`peek_object`]); then serde reads it, so the result and every error are serde's.
+fn quick_peeked(json: &str) -> Option<Peeked> {
     let mut sc = crate::json::Scanner::new(json).ok()?;
     let (_, peeked) = peek_object(&mut sc).ok()?;
     sc.finish().ok()?;
-    let p = peeked?;
-    Some((if key == "type" { p.kind } else { p.role }, p.ids))
+    peeked
 }
 
 /// What the scanner read of a record in passing: its discriminants (`None` when absent or not
@@ -879,9 +863,22 @@ pub(crate) struct Peeked {
     ids: BodyIds,
 }
 
+impl Peeked {
+    /// The discriminant `key` (`"type"` or `"role"`, `None` when absent or not a string) and
+    /// the ids.
+    fn discriminant(self, key: &str) -> (Option<String>, BodyIds) {
+        (if key == "type" { self.kind } else { self.role }, self.ids)
+    }
+}
+
 /// Reads the object at the scanner's position (any other value is an error), returning its
-/// span and, when nothing in it is unusual (see [`quick_peek`]), its [`Peeked`]. An unusual
-/// record is still read to its end, so a caller reading a larger document can go on.
+/// span and, when nothing in it is unusual, its [`Peeked`]. An unusual record is still read to
+/// its end, so a caller reading a larger document can go on.
+///
+/// When this returns a [`Peeked`], serde's reading of [`Peek`] returns the same: the scanner
+/// accepts only strict JSON, the five keys [`Peek`] knows must each appear at most once (serde
+/// rejects duplicates), keys and discriminants must be spelled without escapes, the
+/// discriminants follow `string_or_none`, and an id must be an unescaped string or null.
 ///
 /// # Errors
 /// On a syntax error.
@@ -961,16 +958,24 @@ pub(crate) fn peek_object(
 }
 
 /// Reads the [`Peek`] of a record and returns its discriminant `key` (`"type"` or `"role"`, an
-/// error when missing) with its ids. Records are objects: a derived struct also accepts an array
-/// of its fields, which no OpenCode record is (a broken array is still invalid JSON).
-fn peek(json: &str, key: &'static str) -> Result<(String, BodyIds), serde_json::Error> {
-    match quick_peek(json, key) {
-        Some(found) => Ok(found),
-        None => serde_peek(json, key),
+/// error when missing) with its ids: from `peeked` when a scanner already read the record in
+/// passing, else read now. Records are objects: a derived struct also accepts an array of its
+/// fields, which no OpenCode record is (a broken array is still invalid JSON).
+fn peek(
+    json: &str,
+    key: &'static str,
+    peeked: Option<Peeked>,
+) -> Result<(String, BodyIds), serde_json::Error> {
+    match peeked
+        .or_else(|| quick_peeked(json))
+        .map(|p| p.discriminant(key))
+    {
+        Some((Some(discriminant), ids)) => Ok((discriminant, ids)),
+        _ => serde_peek(json, key),
     }
 }
 
-/// [`peek`] by serde alone: the reading whose results and errors [`quick_peek`] reproduces.
+/// [`peek`] by serde alone: the reading whose results and errors [`quick_peeked`] reproduces.
 fn serde_peek(json: &str, key: &'static str) -> Result<(String, BodyIds), serde_json::Error> {
     use serde::de::Error as _;
     if json.trim_start().starts_with('[') {
@@ -1004,14 +1009,7 @@ pub(crate) fn parse_part_peeked(
     json: &str,
     peeked: Option<Peeked>,
 ) -> Result<(BodyIds, Part), serde_json::Error> {
-    let (kind, ids) = match peeked {
-        Some(Peeked {
-            kind: Some(kind),
-            ids,
-            ..
-        }) => (kind, ids),
-        _ => peek(json, "type")?,
-    };
+    let (kind, ids) = peek(json, "type", peeked)?;
     let part = match kind.as_str() {
         "text" => Part::Text(serde_json::from_str(json)?),
         "file" => Part::File(serde_json::from_str(json)?),
@@ -1047,14 +1045,7 @@ pub(crate) fn parse_message_peeked(
     json: &str,
     peeked: Option<Peeked>,
 ) -> Result<(BodyIds, MessageInfo), serde_json::Error> {
-    let (role, ids) = match peeked {
-        Some(Peeked {
-            role: Some(role),
-            ids,
-            ..
-        }) => (role, ids),
-        _ => peek(json, "role")?,
-    };
+    let (role, ids) = peek(json, "role", peeked)?;
     let info = match role.as_str() {
         "user" => MessageInfo::User(serde_json::from_str(json)?),
         "assistant" => MessageInfo::Assistant(serde_json::from_str(json)?),
@@ -1151,12 +1142,14 @@ mod tests {
     fn quick_peek_reads_what_serde_reads() {
         for json in RECORDS {
             for key in ["type", "role"] {
-                if let Some(quick) = quick_peek(json, key) {
+                if let Some((Some(discriminant), ids)) =
+                    quick_peeked(json).map(|p| p.discriminant(key))
+                {
                     let slow = serde_peek(json, key).expect("serde reads what the scanner read");
-                    assert_eq!(quick, slow, "{key} of {json}");
+                    assert_eq!((discriminant, ids), slow, "{key} of {json}");
                 }
                 let slow = serde_peek(json, key);
-                let both = peek(json, key);
+                let both = peek(json, key, None);
                 assert_eq!(both.as_ref().ok(), slow.as_ref().ok(), "{key} of {json}");
                 assert_eq!(
                     both.err().map(|e| e.to_string()),
@@ -1208,7 +1201,11 @@ mod tests {
                     },
                 })
             })();
-            let fast = serde_json::from_str::<ToolState>(text);
+            // The one-pass reading where it reads, else the per-status one (as `parse_part`).
+            let fast = match serde_json::from_str::<LooseState>(text) {
+                Ok(state) => Ok(state.into_state()),
+                Err(_) => serde_json::from_str::<ToolState>(text),
+            };
             assert_eq!(fast.as_ref().ok(), slow.as_ref().ok(), "{text}");
             assert_eq!(fast.is_err(), slow.is_err(), "{text}");
         }
