@@ -30,7 +30,7 @@ pub fn command(root: &Path, runs: u64, seed: Option<u64>) -> Cmd {
     cmd.args([
         "test",
         "-p",
-        "turnkeeper",
+        "turnkeeper-kit",
         "--test",
         "doctor_crash",
         "--",

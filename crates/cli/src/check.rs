@@ -6,13 +6,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use turnkeeper::model::opencode::store::load_export;
+use turnkeeper::model::opencode::load_export;
 use turnkeeper::model::{Format, read};
 use turnkeeper::prevent::{MissingThinking, PrefixEdit};
 use turnkeeper::{Finding, Mode, Options, Policy, ProfileOverrides, Report, Severity, TurnStore};
 
 use crate::fail;
-use crate::input::{FormatArg, Input, open_store, read_input};
+use crate::input::{FormatArg, Input, load_session, open_store, read_input};
 use crate::render::{self, Lines, Style};
 
 /// `--thinking`.
@@ -191,10 +191,11 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
     let style = Style::detect(std::io::stdout().is_terminal());
     let (name, text) = match input {
         Input::Storage(dir) => {
-            let session = match open_store(&dir).and_then(|s| s.session(t.session.as_deref())) {
-                Ok(s) => s,
-                Err(e) => return fail(format!("{}: {e}", dir.display())),
-            };
+            let session =
+                match open_store(&dir).and_then(|s| load_session(&s, t.session.as_deref())) {
+                    Ok(s) => s,
+                    Err(e) => return fail(format!("{}: {e}", dir.display())),
+                };
             return check_session(&dir.display().to_string(), &session, &opts, a.json, style);
         }
         Input::Text { name, text } => (name, text),
@@ -227,7 +228,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
 
 fn check_session(
     name: &str,
-    session: &turnkeeper::model::opencode::store::Session,
+    session: &turnkeeper::model::opencode::Session,
     opts: &Options<'_>,
     json: bool,
     style: Style,

@@ -4,7 +4,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use turnkeeper::model::opencode::store::{JsonStore, Listing, Session, SqliteStore};
+use turnkeeper::model::opencode::Session;
+use turnkeeper::stores::opencode::{Located, locate};
 use turnkeeper::{Format, FormatHint};
 
 /// `--format`.
@@ -15,7 +16,7 @@ pub enum FormatArg {
     Auto,
     /// Anthropic Messages request or response body.
     Anthropic,
-    /// OpenCode export (`[{info, parts}]`) or storage directory.
+    /// OpenCode export (`opencode export` output, or `[{info, parts}]`) or storage directory.
     Opencode,
     /// Gemini generateContent body.
     Gemini,
@@ -122,65 +123,29 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
-/// An opened OpenCode store of either kind.
-pub enum Store {
-    Json(JsonStore),
-    Sqlite(SqliteStore),
+/// Opens the OpenCode (or Kilo) store at `dir` (see [`turnkeeper::stores::opencode::locate`]).
+pub fn open_store(dir: &Path) -> Result<Located, String> {
+    locate(Some(dir)).map_err(|e| e.to_string())
 }
 
-/// Opens the OpenCode store at `dir`: `opencode.db` inside it (current versions), else the
-/// JSON-file `storage/` tree (older versions).
-pub fn open_store(dir: &Path) -> Result<Store, String> {
-    let db = dir.join("opencode.db");
-    if db.is_file() {
-        return SqliteStore::open(&db)
-            .map(Store::Sqlite)
-            .map_err(|e| e.to_string());
-    }
-    if dir.extension().is_some_and(|x| x == "db") && dir.is_file() {
-        return SqliteStore::open(dir)
-            .map(Store::Sqlite)
-            .map_err(|e| e.to_string());
-    }
-    JsonStore::open(dir)
-        .map(Store::Json)
-        .map_err(|e| e.to_string())
+/// Loads one session of `store`; with `None`, the most recently updated one.
+pub fn load_session(store: &Located, id: Option<&str>) -> Result<Session, String> {
+    let id = match id {
+        Some(id) => id.to_owned(),
+        None => store
+            .listing()
+            .map_err(|e| e.to_string())?
+            .sessions
+            .first()
+            .map(|s| s.id.clone())
+            .ok_or_else(|| format!("{}: the store holds no session", store.path().display()))?,
+    };
+    store.load(&id).map_err(|e| e.to_string())
 }
 
-impl Store {
-    /// The store's sessions, most recently updated first, and what could not be listed.
-    pub fn listing(&self) -> Result<Listing, String> {
-        match self {
-            Store::Json(s) => s.list_sessions(),
-            Store::Sqlite(s) => s.list_sessions(),
-        }
-        .map_err(|e| e.to_string())
-    }
-
-    /// Loads one session; with `None`, the most recently updated one.
-    pub fn session(&self, id: Option<&str>) -> Result<Session, String> {
-        let id = match id {
-            Some(id) => id.to_owned(),
-            None => {
-                let listing = self.listing()?;
-                listing
-                    .sessions
-                    .first()
-                    .map(|s| s.id.clone())
-                    .ok_or("the storage holds no session")?
-            }
-        };
-        match self {
-            Store::Json(s) => s.load_session(&id),
-            Store::Sqlite(s) => s.load_session(&id),
-        }
-        .map_err(|e| e.to_string())
-    }
-}
-
-/// Writes `bytes` to `path` atomically ([`turnkeeper::model::fsio::write_atomically`]), with
+/// Writes `bytes` to `path` atomically ([`turnkeeper::guard::fsio::write_atomically`]), with
 /// the error as the command line shows it.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    turnkeeper::model::fsio::write_atomically(path, bytes)
+    turnkeeper::guard::fsio::write_atomically(path, bytes)
         .map_err(|e| format!("{}: {e}", path.display()))
 }

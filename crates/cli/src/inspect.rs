@@ -8,7 +8,7 @@ use serde_json::json;
 use turnkeeper::model::{Content, Format, FormatHint, Transcript, read};
 
 use crate::fail;
-use crate::input::{FormatArg, Input, open_store, read_input};
+use crate::input::{FormatArg, Input, load_session, open_store, read_input};
 
 /// Arguments of `inspect`.
 #[derive(Args, Debug)]
@@ -34,10 +34,11 @@ pub fn run(a: &InspectArgs) -> ExitCode {
     let (name, text, hint, model) = match input {
         Input::Text { name, text } => (name, text, a.format.hint(), None),
         Input::Storage(dir) => {
-            let session = match open_store(&dir).and_then(|s| s.session(a.session.as_deref())) {
-                Ok(s) => s,
-                Err(e) => return fail(format!("{}: {e}", dir.display())),
-            };
+            let session =
+                match open_store(&dir).and_then(|s| load_session(&s, a.session.as_deref())) {
+                    Ok(s) => s,
+                    Err(e) => return fail(format!("{}: {e}", dir.display())),
+                };
             let model = turnkeeper::opencode::session_model(&session);
             (
                 dir.display().to_string(),

@@ -2,19 +2,19 @@
 //! repaired in place (see `turnkeeper::doctor`).
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
 use turnkeeper::doctor::{self, DoctorPlan, PlanOptions, StoreRef};
-use turnkeeper::model::opencode::store::{JsonStore, Listing, Session, SqliteStore};
-use turnkeeper::model::opencode::write::{self, BACKUP_DIR};
+use turnkeeper::model::opencode::Session;
 use turnkeeper::opencode::SessionCheck;
+use turnkeeper::stores::opencode::write::{self, BACKUP_DIR};
+use turnkeeper::stores::opencode::{Listing, Located, StoreKind, locate as stores_locate};
 use turnkeeper::{Options, Severity};
 
 use crate::fail;
-use crate::input::Store;
 
 /// `turnkeeper opencode ...`.
 #[derive(Subcommand, Debug)]
@@ -32,8 +32,10 @@ pub enum OpencodeCommand {
 /// Where the store is.
 #[derive(Args, Debug)]
 pub struct StorageArg {
-    /// OpenCode's data directory, a `storage/` tree, a directory holding `opencode.db`, or the
-    /// database file (default: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`).
+    /// OpenCode's or Kilo's data directory, a `storage/` tree, a directory holding
+    /// `opencode.db` / `opencode-<channel>.db` / `kilo.db`, or the database file (default:
+    /// `$OPENCODE_DB`, else the first of `$XDG_DATA_HOME/opencode` and `$XDG_DATA_HOME/kilo`,
+    /// or `~/.local/share/...`, that holds a store).
     #[arg(long, value_name = "DIR")]
     storage: Option<PathBuf>,
 }
@@ -122,58 +124,32 @@ pub fn run(cmd: &OpencodeCommand) -> ExitCode {
     result.unwrap_or_else(fail)
 }
 
-/// A located store: how to read it and where to write.
-struct Located {
-    store: Store,
-    /// The JSON tree's `storage` directory, or the database file.
-    path: PathBuf,
+/// What the command line needs of a located store beyond the stores crate's [`Located`].
+trait LocatedExt {
+    fn sqlite(&self) -> bool;
+    fn store_ref(&self) -> StoreRef<'_>;
+    fn listing_or_fail(&self) -> Result<Listing, String>;
+    fn in_use(&self) -> Option<String>;
+    fn select(&self, s: &SessionsArg) -> Result<Vec<String>, String>;
 }
 
-impl Located {
+impl LocatedExt for Located {
     fn sqlite(&self) -> bool {
-        matches!(self.store, Store::Sqlite(_))
+        self.kind() == StoreKind::Sqlite
     }
 
     fn store_ref(&self) -> StoreRef<'_> {
-        if self.sqlite() {
-            StoreRef::Sqlite(&self.path)
-        } else {
-            StoreRef::Json(&self.path)
-        }
+        StoreRef::from(self)
     }
 
-    /// The directory backups go under.
-    fn root(&self) -> PathBuf {
-        if self.sqlite() {
-            self.path
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_owned)
-        } else {
-            self.path.clone()
-        }
-    }
-
-    fn listing(&self) -> Result<Listing, String> {
-        self.store.listing()
-    }
-
-    fn load(&self, id: &str) -> Result<Session, String> {
-        self.store.session(Some(id))
+    fn listing_or_fail(&self) -> Result<Listing, String> {
+        self.listing()
+            .map_err(|e| format!("{}: {e}", self.path().display()))
     }
 
     /// Another process using the store, or `None`.
     fn in_use(&self) -> Option<String> {
-        let targets: Vec<PathBuf> = if self.sqlite() {
-            let db = self.path.to_string_lossy().into_owned();
-            vec![
-                self.path.clone(),
-                PathBuf::from(format!("{db}-wal")),
-                PathBuf::from(format!("{db}-shm")),
-            ]
-        } else {
-            vec![self.path.clone()]
-        };
-        match write::in_use(&targets, !self.sqlite()) {
+        match write::in_use(&self.in_use_targets(), !self.sqlite()) {
             Ok(found) => found.map(|u| u.to_string()),
             Err(why) => {
                 eprintln!("turnkeeper: warning: {why}; cannot tell whether OpenCode is running");
@@ -187,70 +163,45 @@ impl Located {
         if let Some(id) = &s.session {
             return Ok(vec![id.clone()]);
         }
-        let listing = self.listing()?;
+        let listing = self.listing_or_fail()?;
         for p in &listing.problems {
             eprintln!("turnkeeper: warning: skipped {p}");
         }
         let ids: Vec<String> = listing.sessions.iter().map(|s| s.id.clone()).collect();
         if ids.is_empty() {
             return Err(format!(
-                "{}: the storage holds no session",
-                self.path.display()
+                "{}: the store holds no session",
+                self.path().display()
             ));
         }
         Ok(if s.all { ids } else { ids[..1].to_vec() })
     }
 }
 
-/// OpenCode's data directory: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`
-/// (opencode-storage.md §2.1, the same on every OS).
-fn default_data_dir() -> Result<PathBuf, String> {
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|x| !x.is_empty()) {
-        return Ok(PathBuf::from(x).join("opencode"));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".local/share/opencode"))
-        .ok_or_else(|| "no --storage given and neither XDG_DATA_HOME nor HOME is set".to_owned())
-}
-
-/// Finds the store: `opencode.db` when present (authoritative once it exists, §8), else the
-/// JSON `storage/` tree.
+/// Finds the store (see [`turnkeeper::stores::opencode::locate`]): the one `--storage` names,
+/// else the first of OpenCode's and Kilo's data directories that holds one.
 fn locate(arg: &StorageArg) -> Result<Located, String> {
-    let dir = match &arg.storage {
-        Some(d) => d.clone(),
-        None => default_data_dir()?,
-    };
-    let named = |e: &dyn std::fmt::Display| format!("{}: {e}", dir.display());
-    let db = if dir.is_file() {
-        Some(dir.clone())
-    } else if dir.join("opencode.db").is_file() {
-        Some(dir.join("opencode.db"))
-    } else {
-        None
-    };
-    if let Some(db) = db {
-        let db = std::fs::canonicalize(&db).map_err(|e| named(&e))?;
-        let store = SqliteStore::open(&db).map_err(|e| named(&e))?;
-        return Ok(Located {
-            store: Store::Sqlite(store),
-            path: db,
-        });
-    }
-    if !dir.is_dir() {
-        return Err(named(&"no such directory"));
-    }
-    let store = JsonStore::open(&dir).map_err(|e| named(&e))?;
-    Ok(Located {
-        path: store.root().to_owned(),
-        store: Store::Json(store),
-    })
+    stores_locate(arg.storage.as_deref()).map_err(|e| e.to_string())
 }
 
 fn options(model: Option<&String>) -> Options<'static> {
     Options {
         model: model.cloned(),
         ..Options::default()
+    }
+}
+
+/// How a check was made: for the model the next request goes to, or, for a session not bound
+/// for Anthropic, as if switched to Claude.
+fn describe_target(c: &SessionCheck) -> String {
+    let goes_to = c.target.model.as_deref().unwrap_or("an unknown model");
+    if c.target.is_anthropic() {
+        format!("for {goes_to} as its next request")
+    } else {
+        format!(
+            "for its next request to {goes_to} (not Anthropic: no Anthropic rule applies; warnings say what breaks if it is switched to {})",
+            c.model.as_deref().unwrap_or("Claude")
+        )
     }
 }
 
@@ -312,7 +263,7 @@ fn human_size(n: u64) -> String {
 fn human_time(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = turnkeeper::model::opencode::write::civil_from_days(days);
+    let (y, m, d) = turnkeeper::stores::opencode::write::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}",
         rem / 3600,
@@ -322,7 +273,7 @@ fn human_time(ms: i64) -> String {
 
 fn list(a: &ListArgs) -> Result<ExitCode, String> {
     let loc = locate(&a.storage)?;
-    let listing = loc.listing()?;
+    let listing = loc.listing_or_fail()?;
     let opts = options(a.model.as_ref());
     let mut progress = Progress::new(listing.sessions.len(), "checking sessions");
     let mut rows = Vec::new();
@@ -335,7 +286,7 @@ fn list(a: &ListArgs) -> Result<ExitCode, String> {
                 }
                 Err(e) => json!({"unreadable": e.to_string()}),
             },
-            Err(e) => json!({"unreadable": e}),
+            Err(e) => json!({"unreadable": e.to_string()}),
         };
         progress.tick(&s.title);
         rows.push((s, health));
@@ -404,9 +355,9 @@ fn problems_json(session: &Session) -> serde_json::Value {
 }
 
 fn print_findings(session: &Session, c: &SessionCheck) {
-    let model = c.model.as_deref().unwrap_or("unknown model");
+    let model = describe_target(c);
     println!(
-        "session {} ({}), checked for {model} as its next request",
+        "session {} ({}), checked {model}",
         session.info.id, session.info.title
     );
     for p in &session.problems {
@@ -453,7 +404,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode, String> {
         progress.tick(id);
         if a.json {
             docs.push(
-                json!({"session": id, "model": c.model, "findings": c.findings,
+                json!({"session": id, "model": c.model, "target": c.target, "findings": c.findings,
                              "problems": problems_json(&session)}),
             );
         } else {
@@ -488,8 +439,9 @@ fn print_plan(plan: &DoctorPlan, dry_run: bool) {
     }
     for r in &plan.repairs {
         println!(
-            "  {:<13} message {} part {}: {}",
+            "  {:<13} [{}] message {} part {}: {}",
             r.action(),
+            r.rule(),
             r.message_id,
             r.part_id,
             r.reason
@@ -511,18 +463,22 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
     {
         return Err(format!(
             "{} looks in use: {why}. Quit OpenCode first (it would overwrite the repair), or pass --force",
-            loc.path.display()
+            loc.path().display()
         ));
     }
-    let plan_opts = PlanOptions {
-        last_message_live: busy.is_some(),
-    };
     let mut left_errors = false;
     for id in &ids {
         let session = loc.load(id).map_err(|e| format!("session {id}: {e}"))?;
         for p in &session.problems {
             println!("  warning: skipped {p}");
         }
+        let plan_opts = PlanOptions {
+            last_message_live: busy.is_some(),
+            target: Some(turnkeeper::opencode::session_target(
+                &session,
+                a.model.as_deref(),
+            )),
+        };
         let plan = doctor::plan(&session, &plan_opts);
         print_plan(&plan, a.dry_run);
         let after = if a.dry_run || plan.is_empty() {
@@ -542,7 +498,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
         if e == 0 {
             println!(
                 "  {when}: no error for {}{}",
-                c.model.as_deref().unwrap_or("the session's model"),
+                c.target.model.as_deref().unwrap_or("the session's model"),
                 if w > 0 {
                     format!(" ({w} warning(s))")
                 } else {
@@ -599,7 +555,7 @@ fn undo(a: &UndoArgs) -> Result<ExitCode, String> {
     {
         return Err(format!(
             "{} looks in use: {why}. Quit OpenCode first, or pass --force",
-            loc.path.display()
+            loc.path().display()
         ));
     }
     let done = doctor::undo(loc.store_ref(), &a.session, a.force).map_err(|e| e.to_string())?;

@@ -10,6 +10,7 @@
 //! - [`store`]: the turn store, the provider's raw assistant content as it arrived, used to
 //!   restore turns a later request altered (api-rules.md AN-22).
 
+pub mod fsio;
 pub mod ledger;
 pub mod provenance;
 pub mod sse;

@@ -221,7 +221,7 @@ fn write_atomically(dir: &Path, turn: &StoredTurn) -> Result<(), StoreError> {
     let name = format!("{}.json", &crate::ledger::fingerprint(&turn.content));
     let path = dir.join(&name);
     let text = serde_json::to_string(turn).map_err(|e| StoreError::NotAResponse(e.to_string()))?;
-    turnkeeper_model::fsio::write_atomically(&path, text.as_bytes()).map_err(io(&path))
+    crate::fsio::write_atomically(&path, text.as_bytes()).map_err(io(&path))
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@
 
 pub mod edit;
 pub mod error;
-pub mod fsio;
 pub mod json;
 pub mod opencode;
 pub mod read;

@@ -312,8 +312,18 @@ pub fn sniff(src: &str) -> Result<Format, ModelError> {
                     // Anthropic without skipping the system prompt and tools that usually sit
                     // in between. (A Gemini body carrying one of them is read as Anthropic and
                     // fails for want of `messages`; `--format gemini` reads it.)
-                    if key_is(src, key, "messages")
-                        || key_is(src, key, "max_tokens")
+                    // `info` is OpenCode's: `opencode export` prints `{info, messages, todos}`,
+                    // and no Messages API body has a top-level `info`. Its `messages` hold
+                    // `{info, parts}`, never a `role`: the first one tells them apart.
+                    if key_is(src, key, "info") {
+                        found = Some(Format::Opencode);
+                        return Err(ReadErr::shape(0, "found"));
+                    }
+                    if key_is(src, key, "messages") {
+                        found = Some(first_message_format(s)?);
+                        return Err(ReadErr::shape(0, "found"));
+                    }
+                    if key_is(src, key, "max_tokens")
                         || key_is(src, key, "thinking")
                         || key_is(src, key, "anthropic_version")
                     {
@@ -342,6 +352,36 @@ pub fn sniff(src: &str) -> Result<Format, ModelError> {
         Ok(None) => Err(ModelError::UnknownFormat),
         Err(e) => Err(e.into_model_error(src)),
     }
+}
+
+/// The format of a top-level `messages` array by its first element: OpenCode's `{info, parts}`
+/// entries, else Anthropic's messages (an empty or unusual array is Anthropic's, whose reader
+/// then names what is wrong).
+fn first_message_format(s: &mut Scanner<'_>) -> R<Format> {
+    let src = s.src();
+    if s.peek_kind()? != Kind::Array {
+        return Ok(Format::Anthropic);
+    }
+    let mut format = Format::Anthropic;
+    // The scan stops at the first element (the error is that stop, or a syntax error the
+    // reader will report with its place).
+    let _stopped = s.array(|s, _| -> R<()> {
+        if s.peek_kind()? == Kind::Object {
+            s.object(|s, key| -> R<()> {
+                if key_is(src, key, "info") || key_is(src, key, "parts") {
+                    format = Format::Opencode;
+                } else if key_is(src, key, "role") {
+                    format = Format::Anthropic;
+                    return Err(ReadErr::shape(0, "found"));
+                }
+                s.skip_value()?;
+                Ok(())
+            })?;
+        }
+        // One element decides.
+        Err(ReadErr::shape(0, "found"))
+    });
+    Ok(format)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -946,23 +986,56 @@ pub fn opencode_kind(t: &str) -> BlockKind {
     }
 }
 
+/// An OpenCode export: the document `opencode export` prints (`{info, messages: [{info, parts}],
+/// todos}`), or the bare `[{info, parts}]` array plugins receive.
 fn read_opencode_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
     let mut blocks = std::mem::take(&mut t.blocks);
     let mut messages = std::mem::take(&mut t.messages);
-    if s.peek_kind()? != Kind::Array {
-        return Err(ReadErr::shape(
-            s.pos(),
-            "expected an array of {info, parts} (an OpenCode export)",
-        ));
+    let mut read_list = |s: &mut Scanner<'_>| -> R<Span> {
+        if s.peek_kind()? != Kind::Array {
+            return Err(ReadErr::shape(
+                s.pos(),
+                "expected an array of {info, parts} (an OpenCode export)",
+            ));
+        }
+        s.array(|s, i| -> R<()> {
+            let m = read_opencode_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
+            messages.push(m);
+            after_message(&mut messages, &mut blocks, s.pos(), s.src().len());
+            Ok(())
+        })
+    };
+    match s.peek_kind()? {
+        Kind::Array => {
+            let span = read_list(s)?;
+            t.root = span;
+            t.messages_span = Some(span);
+        }
+        Kind::Object => {
+            let src = s.src();
+            let mut list = None;
+            t.root = s.object(|s, key| -> R<()> {
+                if key_is(src, key, "messages") {
+                    list = Some(read_list(s).map_err(|e| e.at_key("messages"))?);
+                } else {
+                    s.skip_value()?;
+                }
+                Ok(())
+            })?;
+            t.messages_span = Some(list.ok_or_else(|| {
+                ReadErr::shape(
+                    t.root.start as usize,
+                    "an `opencode export` document has no `messages` array",
+                )
+            })?);
+        }
+        _ => {
+            return Err(ReadErr::shape(
+                s.pos(),
+                "expected an OpenCode export: `{info, messages, todos}` or `[{info, parts}]`",
+            ));
+        }
     }
-    let span = s.array(|s, i| -> R<()> {
-        let m = read_opencode_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
-        messages.push(m);
-        after_message(&mut messages, &mut blocks, s.pos(), s.src().len());
-        Ok(())
-    })?;
-    t.root = span;
-    t.messages_span = Some(span);
     t.messages = messages;
     t.blocks = blocks;
     Ok(())

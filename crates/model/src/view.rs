@@ -592,11 +592,23 @@ impl<'a> Transcript<'a> {
 
     /// The path of message `i` in the source format (`messages[3]`, `contents[3]`, `[3]`).
     pub fn message_path(&self, i: usize) -> String {
+        if self.is_export_document() {
+            return format!("messages[{i}]");
+        }
         message_path(self.format, self.body, i)
+    }
+
+    /// True for an `opencode export` document (`{info, messages, todos}`), whose messages sit
+    /// under `messages` rather than at the top level.
+    fn is_export_document(&self) -> bool {
+        self.format == Format::Opencode && self.messages_span.is_some_and(|m| m != self.root)
     }
 
     /// The path of block `j` of message `i` (`messages[3].content[2]`, `contents[1].parts[0]`).
     pub fn block_path(&self, i: usize, j: usize) -> String {
+        if self.is_export_document() {
+            return format!("messages[{i}].parts[{j}]");
+        }
         block_path(self.format, self.body, i, j)
     }
 }

@@ -135,7 +135,17 @@ fn pipeline<'t, 'a>(
 /// request OpenCode would send ([`opencode::check_export`]).
 pub fn check(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
     if t.format == Format::Opencode {
-        return opencode::check_export(t, opts);
+        return opencode::check_export(t, opts).unwrap_or_else(|e| {
+            vec![Finding {
+                rule: "input",
+                severity: Severity::Error,
+                path: String::new(),
+                message_index: None,
+                block_index: None,
+                message: format!("this OpenCode export could not be checked: {e}"),
+                repair: None,
+            }]
+        });
     }
     pipeline(t, opts, false).1.findings
 }

@@ -7,11 +7,12 @@ use std::fmt::Display;
 
 use arbitrary::Unstructured;
 use turnkeeper_model::opencode::{
-    AnthropicOptions, JsonStore, Session, load_export, to_anthropic_request, to_model_messages,
+    AnthropicOptions, Session, load_export, to_anthropic_request, to_model_messages,
 };
 use turnkeeper_model::{FormatHint, read};
 use turnkeeper_prevent::Options;
 use turnkeeper_recover::{Attempts, classify as classify_text, plan};
+use turnkeeper_stores::opencode::JsonStore;
 
 use crate::corpus::{errors, parse_error_lines};
 use crate::damage::damage;

@@ -1,442 +1,46 @@
-//! The OpenCode session doctor: finds the stored damage that makes a session unusable and
-//! repairs it in place, part by part.
-//!
-//! [`plan`] looks at a loaded [`Session`] and proposes [`Repair`]s; [`apply`] writes them through
-//! [`turnkeeper_model::opencode::write`] (backup first, every write atomic, `undo` possible);
-//! [`check_stored`] checks a session the way its next request will be sent.
-//!
-//! What is repaired (seed 000's recovery list, seed 003's conversion rules, peers.md §1):
-//!
-//! | damage | repair | why this way |
-//! | --- | --- | --- |
-//! | empty or whitespace-only `text` part in a message that is sent | the part is removed | OpenCode's Anthropic filter drops only `""`; whitespace-only text is sent and rejected ("text content blocks must contain non-whitespace text"). Marking it `ignored` would not work: OpenCode honours `ignored` on user text only (seed 003 rule 1), and an empty part carries nothing to keep. |
-//! | `reasoning` part whose `metadata.anthropic.signature` can never verify (empty, Gemini's sentinel, not base64: [`turnkeeper_guard::provenance()`]) | the part is removed | thinking is never edited; a block that cannot verify can only go (api-rules AN-23) |
-//! | plugin-written `thinking` part without a plausible signature (seed 000's synthetic thinking) | the part is removed | a made-up thinking block is rejected whenever a plugin replays it |
-//! | plugin-written `tool_result` part naming a call that does not exist | the part is removed | an orphan result (peers.md §1.2) |
-//! | `tool` part still `pending`/`running` in a finished message | its state becomes `error` with [`INTERRUPTED_TOOL`] and a start/end time | what OpenCode itself writes at the end of a turn (opencode-storage.md §6.1), with the text the model was already shown for it (seed 003 rule 8) |
-//! | finished assistant message whose last step has thinking but no text or tool call (thinking-only, or emptied by the AI SDK dropping unsigned reasoning) | a synthetic text part [`PLACEHOLDER_TEXT`] (`"synthetic": true`) is added after the message's parts | "The final block in an assistant message cannot be `thinking`" / "all messages must have non-empty content"; the thinking is kept as it is |
-//!
-//! Reasoning stored after the text/tool parts of its step (seed 002) is not renamed: the
-//! conversion moves it first in manual-thinking mode. Malformed files and unsafe ids are
-//! reported by the store and never touched. Messages OpenCode does not send (errored turns) are
-//! left alone, except for stuck tool parts.
+//! The OpenCode session doctor: plan the repairs of a stored session
+//! ([`turnkeeper_prevent::opencode::doctor`], where each repair carries its rule id), and write
+//! them in place through the stores crate's write layer ([`apply`]: backup first, every write
+//! atomic) or take them back ([`undo`]).
 
-use serde::Serialize;
-use turnkeeper_guard::{Provenance, provenance};
-use turnkeeper_model::edit::object;
-use turnkeeper_model::opencode::convert::{INTERRUPTED_TOOL, is_sent};
-use turnkeeper_model::opencode::store::{Session, StoredPart};
-use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part};
-use turnkeeper_model::opencode::write::{self, Applied, PartChange, WriteError, pretty_json};
-use turnkeeper_model::opencode::{Origin, compact_json};
-use turnkeeper_prevent::Severity;
+use turnkeeper_stores::opencode::write::{self, Applied, Undone, WriteError};
+use turnkeeper_stores::opencode::{Located, StoreKind};
 
-use crate::opencode::SessionCheck;
-
-/// The text of the synthetic part added to a finished assistant turn that has thinking but no
-/// text or tool call.
-pub const PLACEHOLDER_TEXT: &str = "[no text output]";
-
-pub use turnkeeper_prevent::opencode::NEXT_PROMPT;
-
-/// What kind of damage a repair fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum RepairKind {
-    /// An empty or whitespace-only text part.
-    EmptyText,
-    /// A reasoning part whose Anthropic signature can never verify.
-    InvalidSignature,
-    /// A plugin-written thinking part without a plausible signature.
-    SyntheticThinking,
-    /// A plugin-written tool result naming a call that does not exist.
-    OrphanToolResult,
-    /// A tool part left pending/running in a finished message.
-    InterruptedTool,
-    /// A finished assistant turn with thinking but no text or tool call.
-    ContentlessTurn,
-}
-
-/// One proposed repair.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repair {
-    /// What it fixes.
-    pub kind: RepairKind,
-    /// The OpenCode message.
-    pub message_id: String,
-    /// The part removed, changed or added.
-    pub part_id: String,
-    /// Why, in words.
-    pub reason: String,
-    /// The storage change.
-    pub change: PartChange,
-}
-
-impl Repair {
-    /// `removed_part`, `changed_part` or `added_part`.
-    pub fn action(&self) -> &'static str {
-        match self.change {
-            PartChange::Remove { .. } => "removed_part",
-            PartChange::Replace { .. } => "changed_part",
-            _ => "added_part",
-        }
-    }
-}
-
-/// The repairs proposed for one session, and what was deliberately left alone.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DoctorPlan {
-    /// The session.
-    pub session_id: String,
-    /// The repairs, in message order.
-    pub repairs: Vec<Repair>,
-    /// Things seen and not repaired, in words (with their location).
-    pub left_alone: Vec<String>,
-}
-
-impl DoctorPlan {
-    /// True when there is nothing to repair.
-    pub fn is_empty(&self) -> bool {
-        self.repairs.is_empty()
-    }
-
-    /// The storage plan.
-    pub fn to_write_plan(&self) -> write::Plan {
-        write::Plan {
-            session_id: self.session_id.clone(),
-            changes: self.repairs.iter().map(|r| r.change.clone()).collect(),
-        }
-    }
-}
-
-/// Options of [`plan`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PlanOptions {
-    /// OpenCode may still be writing the last message (the store is in use): an unfinished last
-    /// message is then left alone.
-    pub last_message_live: bool,
-}
-
-/// A string member of a part's JSON text.
-fn str_member(raw: &str, key: &str) -> Option<String> {
-    object::get(raw, key).and_then(|v| serde_json::from_str::<String>(v).ok())
-}
-
-/// Proposes the repairs for `session` (see the module docs for what and why).
-pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
-    let mut out = DoctorPlan {
-        session_id: session.info.id.clone(),
-        ..DoctorPlan::default()
-    };
-    let calls: std::collections::BTreeSet<&str> = session
-        .messages
-        .iter()
-        .flat_map(|m| &m.parts)
-        .filter_map(|p| match &p.typed {
-            Part::Tool(t) => Some(t.call_id.as_str()),
-            _ => None,
-        })
-        .collect();
-    let last = session.messages.len().saturating_sub(1);
-    for (i, m) in session.messages.iter().enumerate() {
-        let sent = is_sent(m);
-        let (finished, assistant) = match &m.typed {
-            MessageInfo::Assistant(a) => (
-                a.time.completed.is_some()
-                    || a.error.is_some()
-                    || i != last
-                    || !opts.last_message_live,
-                Some(a),
-            ),
-            _ => (true, None),
-        };
-        if assistant.is_some() && !finished {
-            out.left_alone.push(format!(
-                "message {}: the last message is unfinished and OpenCode may still be writing it",
-                m.id
-            ));
-            continue;
-        }
-        let before = out.repairs.len();
-        for p in &m.parts {
-            let remove = |kind, reason: String| Repair {
-                kind,
-                message_id: m.id.clone(),
-                part_id: p.id.clone(),
-                reason,
-                change: PartChange::Remove {
-                    message_id: m.id.clone(),
-                    part_id: p.id.clone(),
-                    old_raw: p.raw.clone(),
-                },
-            };
-            match &p.typed {
-                Part::Text(t) if sent && t.ignored != Some(true) && t.text.trim().is_empty() => {
-                    out.repairs.push(remove(
-                        RepairKind::EmptyText,
-                        if t.text.is_empty() {
-                            "empty text part (left by a crash mid-stream); sent as an empty block or dropping the message".to_owned()
-                        } else {
-                            "whitespace-only text part: \"text content blocks must contain non-whitespace text\"".to_owned()
-                        },
-                    ));
-                }
-                Part::Reasoning(r) if sent => {
-                    if let Some(sig) = r.anthropic_signature() {
-                        let why = match provenance(Some(sig)) {
-                            Provenance::Plausible => None,
-                            Provenance::Empty => Some("an empty signature"),
-                            Provenance::Sentinel => Some("Gemini's dummy signature"),
-                            _ => Some("a signature that is not base64"),
-                        };
-                        if let Some(why) = why {
-                            out.repairs.push(remove(
-                                RepairKind::InvalidSignature,
-                                format!(
-                                    "reasoning part with {why} in metadata.anthropic.signature can never verify (AN-23); thinking is never edited, so the part is removed"
-                                ),
-                            ));
-                        }
-                    }
-                }
-                Part::Unknown { kind } if kind == "thinking" => {
-                    let sig = str_member(&p.raw, "signature");
-                    if provenance(sig.as_deref()) != Provenance::Plausible {
-                        out.repairs.push(remove(
-                            RepairKind::SyntheticThinking,
-                            "plugin-written thinking part without a valid signature (a synthetic thinking block is rejected whenever it is replayed)".to_owned(),
-                        ));
-                    }
-                }
-                Part::Unknown { kind } if kind == "tool_result" => {
-                    let id = str_member(&p.raw, "tool_use_id").unwrap_or_default();
-                    if !calls.contains(id.as_str()) {
-                        out.repairs.push(remove(
-                            RepairKind::OrphanToolResult,
-                            format!(
-                                "plugin-written tool_result for call {id:?}, which no tool part of this session made"
-                            ),
-                        ));
-                    }
-                }
-                Part::Tool(t)
-                    if matches!(t.state, ToolState::Pending(_) | ToolState::Running(_)) =>
-                {
-                    if let Some(a) = assistant
-                        && let Some(new_raw) =
-                            interrupted_state(p, a.time.created, a.time.completed)
-                    {
-                        out.repairs.push(Repair {
-                            kind: RepairKind::InterruptedTool,
-                            message_id: m.id.clone(),
-                            part_id: p.id.clone(),
-                            reason: format!(
-                                "tool call {} ({}) was left {} in a finished message; marked as an interrupted error, as OpenCode does at the end of a turn",
-                                t.call_id,
-                                t.tool,
-                                t.state.status()
-                            ),
-                            change: PartChange::Replace {
-                                message_id: m.id.clone(),
-                                part_id: p.id.clone(),
-                                old_raw: p.raw.clone(),
-                                new_raw,
-                            },
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Some(a) = assistant
-            && sent
-            && a.error.is_none()
-        {
-            let removed: Vec<&str> = out.repairs[before..]
-                .iter()
-                .filter(|r| matches!(r.change, PartChange::Remove { .. }))
-                .map(|r| r.part_id.as_str())
-                .collect();
-            let kept: Vec<&StoredPart> = m
-                .parts
-                .iter()
-                .filter(|p| !removed.contains(&p.id.as_str()))
-                .collect();
-            if contentless_last_step(&kept) {
-                let time = a.time.completed.unwrap_or(a.time.created);
-                let ids: Vec<&str> = m.parts.iter().map(|p| p.id.as_str()).collect();
-                let part_id =
-                    write::mint_part_id(&ids, &format!("turnkeeper:{}:placeholder", m.id));
-                let json = placeholder_json(&part_id, &session.info.id, &m.id, time);
-                out.repairs.push(Repair {
-                    kind: RepairKind::ContentlessTurn,
-                    message_id: m.id.clone(),
-                    part_id: part_id.clone(),
-                    reason: "the turn's last step has thinking but no text or tool call (\"The final block in an assistant message cannot be `thinking`\"); a synthetic text part is added after it".to_owned(),
-                    change: PartChange::Create {
-                        message_id: m.id.clone(),
-                        part_id,
-                        json,
-                        time,
-                    },
-                });
-            }
-        }
-    }
-    out
-}
-
-/// True when the parts after the last `step-start` hold reasoning that would be sent but no
-/// text and no tool call.
-fn contentless_last_step(parts: &[&StoredPart]) -> bool {
-    let start = parts
-        .iter()
-        .rposition(|p| matches!(p.typed, Part::StepStart(_)))
-        .map_or(0, |i| i + 1);
-    let step = &parts[start..];
-    let content = |p: &&&StoredPart| match &p.typed {
-        Part::Text(t) => !t.text.trim().is_empty(),
-        Part::Tool(_) | Part::File(_) => true,
-        _ => false,
-    };
-    let thinking = |p: &&&StoredPart| match &p.typed {
-        Part::Reasoning(r) => {
-            !r.text.is_empty()
-                || r.anthropic_signature().is_some()
-                || r.anthropic_redacted_data().is_some()
-        }
-        _ => false,
-    };
-    // Content in an earlier step of the same message does not help: the last step is its own
-    // assistant message when an earlier step ended with tool calls.
-    let earlier_tools = parts[..start]
-        .iter()
-        .any(|p| matches!(p.typed, Part::Tool(_)));
-    let has_content = step.iter().any(|p| content(&p));
-    let has_thinking = step.iter().any(|p| thinking(&p));
-    has_thinking && !has_content && (earlier_tools || !parts[..start].iter().any(|p| content(&p)))
-}
-
-/// The synthetic text part, as compact JSON with its ids (OpenCode's key order).
-fn placeholder_json(part_id: &str, session_id: &str, message_id: &str, time: i64) -> String {
-    let s = |v: &str| serde_json::Value::from(v).to_string();
-    format!(
-        "{{\"id\":{},\"sessionID\":{},\"messageID\":{},\"type\":\"text\",\"text\":{},\"synthetic\":true,\"time\":{{\"start\":{time},\"end\":{time}}}}}",
-        s(part_id),
-        s(session_id),
-        s(message_id),
-        s(PLACEHOLDER_TEXT)
-    )
-}
-
-/// The part's text with its `state` rewritten to an interrupted error, in the part's own layout
-/// (2-space pretty for a pretty file, compact otherwise). `None` when the text has no `state`.
-fn interrupted_state(p: &StoredPart, created: i64, completed: Option<i64>) -> Option<String> {
-    let state = object::get(&p.raw, "state")?;
-    let input = object::get(state, "input").map_or_else(|| "{}".to_owned(), compact_json);
-    let start = match &p.typed {
-        Part::Tool(t) => match &t.state {
-            ToolState::Running(r) => r.time.as_ref().map(|t| t.start).filter(|s| *s > 0),
-            _ => None,
-        },
-        _ => None,
-    }
-    .unwrap_or(created);
-    let end = completed.unwrap_or(start).max(start);
-    let mut new_state = format!(
-        "{{\"status\":\"error\",\"input\":{input},\"error\":{}",
-        serde_json::Value::from(INTERRUPTED_TOOL)
-    );
-    if let Some(meta) = object::get(state, "metadata") {
-        new_state.push_str(",\"metadata\":");
-        new_state.push_str(&compact_json(meta));
-    }
-    new_state.push_str(&format!(",\"time\":{{\"start\":{start},\"end\":{end}}}}}"));
-    let value = if p.raw.contains('\n') {
-        pretty_json(&new_state, member_level(&p.raw, "state"))
-    } else {
-        new_state
-    };
-    object::set_key(&p.raw, "state", &value)
-}
-
-/// The nesting level of a pretty-printed top-level member, from its indentation.
-fn member_level(raw: &str, key: &str) -> usize {
-    let needle = format!("\"{key}\":");
-    raw.lines()
-        .find(|l| l.trim_start().starts_with(&needle))
-        .map_or(1, |l| (l.len() - l.trim_start().len()) / 2)
-}
-
-/// `session` as it will be once `plan` is applied (for checking a plan before writing it).
-pub fn simulate(session: &Session, plan: &DoctorPlan) -> Session {
-    let mut s = session.clone();
-    for r in &plan.repairs {
-        let Some(m) = s.messages.iter_mut().find(|m| m.id == r.message_id) else {
-            continue;
-        };
-        match &r.change {
-            PartChange::Remove { part_id, .. } => m.parts.retain(|p| &p.id != part_id),
-            PartChange::Replace {
-                part_id, new_raw, ..
-            } => {
-                if let Some(p) = m.parts.iter_mut().find(|p| &p.id == part_id)
-                    && let Ok((ids, typed)) = parse_part(new_raw)
-                {
-                    p.raw = new_raw.clone();
-                    p.body_ids = ids;
-                    p.typed = typed;
-                }
-            }
-            PartChange::Create { part_id, json, .. } => {
-                if let Ok((ids, typed)) = parse_part(json) {
-                    m.parts.push(StoredPart {
-                        id: part_id.clone(),
-                        message_id: m.id.clone(),
-                        raw: json.clone(),
-                        body_ids: ids,
-                        typed,
-                        origin: Origin::Export(format!("(new part {part_id})")),
-                    });
-                    m.parts.sort_by(|a, b| a.id.cmp(&b.id));
-                }
-            }
-            _ => {}
-        }
-    }
-    s
-}
-
-pub use turnkeeper_prevent::opencode::next_turn_body;
+pub use turnkeeper_prevent::opencode::doctor::{
+    DoctorPlan, NEXT_PROMPT, PLACEHOLDER_TEXT, PlanOptions, Repair, RepairKind, has_errors,
+    next_turn_body, plan, simulate,
+};
 
 /// Checks a stored session the way its next request will be sent; findings map back to OpenCode
 /// message and part ids (the doctor's name for [`crate::opencode::check_session`]).
 pub use crate::opencode::check_session as check_stored;
-
-/// True when an error-level finding is left.
-pub fn has_errors(c: &SessionCheck) -> bool {
-    c.findings
-        .iter()
-        .any(|f| f.finding.severity == Severity::Error)
-}
 
 /// Where a session is stored, for [`apply`] and [`undo`].
 #[derive(Debug, Clone, Copy)]
 pub enum StoreRef<'p> {
     /// A JSON-file tree: its `storage` directory.
     Json(&'p std::path::Path),
-    /// A SQLite store: the `opencode.db` file.
+    /// A SQLite store: the database file.
     Sqlite(&'p std::path::Path),
 }
 
+impl<'p> From<&'p Located> for StoreRef<'p> {
+    fn from(l: &'p Located) -> Self {
+        match l.kind() {
+            StoreKind::Sqlite => StoreRef::Sqlite(l.path()),
+            _ => StoreRef::Json(l.path()),
+        }
+    }
+}
+
 /// Writes `plan` to the store (backup, manifest, atomic changes; see
-/// [`turnkeeper_model::opencode::write`]).
+/// [`turnkeeper_stores::opencode::write`]).
 ///
 /// # Errors
 /// The write layer's [`WriteError`].
 pub fn apply(store: StoreRef<'_>, plan: &DoctorPlan) -> Result<Applied, WriteError> {
     let p = plan.to_write_plan();
+    tracing::info!(session = %plan.session_id, repairs = plan.repairs.len(), "doctor: applying repairs");
     match store {
         StoreRef::Json(root) => write::apply_json(root, &p),
         StoreRef::Sqlite(db) => write::apply_sqlite(db, &p),
@@ -447,7 +51,8 @@ pub fn apply(store: StoreRef<'_>, plan: &DoctorPlan) -> Result<Applied, WriteErr
 ///
 /// # Errors
 /// The write layer's [`WriteError`] ([`WriteError::NoBackup`] when there is nothing to undo).
-pub fn undo(store: StoreRef<'_>, session: &str, force: bool) -> Result<write::Undone, WriteError> {
+pub fn undo(store: StoreRef<'_>, session: &str, force: bool) -> Result<Undone, WriteError> {
+    tracing::info!(session, "doctor: undo");
     match store {
         StoreRef::Json(root) => write::undo_json(root, session, force),
         StoreRef::Sqlite(db) => write::undo_sqlite(db, session, force),

@@ -1,10 +1,15 @@
 //! turnkeeper keeps LLM conversation transcripts valid for the provider APIs that check them.
 //!
-//! This crate is the facade a Rust agent depends on. It re-exports the pieces:
+//! This crate (`turnkeeper-kit` on crates.io, `turnkeeper` in code) is the facade a Rust agent
+//! depends on. It re-exports the pieces:
 //! - [`model`]: lossless readers for Anthropic, Gemini and OpenCode transcripts;
 //! - [`guard`]: the thinking-block ledger and the turn store;
 //! - [`prevent`]: model profiles and the rule pipeline behind [`check`] and [`repair`];
-//! - [`recover`]: the error classifier and the recovery planner.
+//! - [`recover`]: the error classifier and the recovery planner;
+//! - `stores` and `doctor` (the default feature `stores`): the session stores agents keep on
+//!   disk, and the doctor that repairs them in place. Without the feature
+//!   (`default-features = false`) nothing here links SQLite or touches the file system beyond
+//!   the turn store.
 //!
 //! # Example
 //!
@@ -30,6 +35,7 @@
 //! # Ok::<(), turnkeeper::Error>(())
 //! ```
 
+#[cfg(feature = "stores")]
 pub mod doctor;
 pub mod opencode;
 
@@ -37,6 +43,8 @@ pub use turnkeeper_guard as guard;
 pub use turnkeeper_model as model;
 pub use turnkeeper_prevent as prevent;
 pub use turnkeeper_recover as recover;
+#[cfg(feature = "stores")]
+pub use turnkeeper_stores as stores;
 
 pub use turnkeeper_guard::TurnStore;
 pub use turnkeeper_model::{Format, FormatHint, ModelError, Transcript, read};
@@ -55,9 +63,13 @@ pub enum Error {
     /// The repair failed closed (see [`prevent::PreventError`]).
     #[error(transparent)]
     Prevent(#[from] turnkeeper_prevent::PreventError),
-    /// An OpenCode store could not be read.
+    /// An OpenCode export could not be read.
     #[error(transparent)]
     Opencode(#[from] turnkeeper_model::opencode::error::OpencodeError),
+    /// A session store could not be read.
+    #[cfg(feature = "stores")]
+    #[error(transparent)]
+    Store(#[from] turnkeeper_stores::StoreError),
 }
 
 /// Reads `body` (format sniffed) and checks it.

@@ -12,9 +12,10 @@ use std::path::Path;
 
 use doctor_support::{Kind, R, copy_dir, corpus, fresh, repair, sessions, tree};
 use turnkeeper::doctor::{self, PlanOptions};
-use turnkeeper::model::opencode::write::{self, PartChange, Plan, WriteError};
 use turnkeeper::model::opencode::{Origin, ProblemKind};
+use turnkeeper::model::opencode::{PartChange, Plan};
 use turnkeeper::opencode::check_session;
+use turnkeeper::stores::opencode::write::{self, WriteError};
 use turnkeeper::{Options, Severity};
 
 fn update() -> bool {

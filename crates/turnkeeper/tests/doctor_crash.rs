@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use doctor_support::{Kind, R, fresh, repair, sessions};
 use turnkeeper::doctor;
-use turnkeeper::model::opencode::write::{self, BACKUP_DIR, CRASH_ENV, TMP_SUFFIX, WriteError};
+use turnkeeper::stores::opencode::write::{self, BACKUP_DIR, CRASH_ENV, TMP_SUFFIX, WriteError};
 
 const CHILD_DIR: &str = "TK_CRASH_CHILD_DIR";
 const CHILD_KIND: &str = "TK_CRASH_CHILD_KIND";

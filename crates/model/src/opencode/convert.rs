@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::store::{Session, StoredMessage, StoredPart};
+use super::session::{Session, StoredMessage, StoredPart};
 use super::types::{MessageInfo, Part, ToolState, anthropic_meta};
 use crate::json::write_string_as_serde;
 
@@ -171,6 +171,10 @@ pub enum NoteKind {
     FinalTextTrimmed,
     /// A file part that cannot be sent to Anthropic was dropped.
     FileDropped,
+    /// A tool call id was rewritten for a Claude model: every character outside
+    /// `[a-zA-Z0-9_-]` becomes `_`, on the call and on its result (OpenCode's
+    /// `normalizeMessages`, peers.md §3.1).
+    ToolIdScrubbed,
 }
 
 /// A note on one message or part: something dropped, moved or altered by the conversion.
@@ -511,6 +515,9 @@ pub struct AnthropicOptions {
     /// Apply OpenCode's `@ai-sdk/anthropic` filter (drop `""` text and unsigned `""`
     /// reasoning, drop messages left empty). Default true, as OpenCode sends it.
     pub opencode_filter: bool,
+    /// Rewrite tool call ids as OpenCode does for a model whose id contains `claude`
+    /// ([`NoteKind::ToolIdScrubbed`]). Default true.
+    pub scrub_tool_ids: bool,
 }
 
 impl Default for AnthropicOptions {
@@ -519,6 +526,7 @@ impl Default for AnthropicOptions {
             thinking: ThinkingMode::Adaptive,
             max_tokens: 32_000,
             opencode_filter: true,
+            scrub_tool_ids: true,
         }
     }
 }
@@ -760,6 +768,23 @@ impl Block {
 }
 
 /// The target model: the argument, else the last user message's model.
+/// OpenCode's tool id rewrite for Claude models: every character outside `[a-zA-Z0-9_-]`
+/// becomes `_` (no collision handling, as upstream).
+fn scrubbed(id: &str, scrub: bool) -> String {
+    if !scrub {
+        return id.to_owned();
+    }
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 fn target_model(session: &Session, model: Option<&str>) -> Option<String> {
     if let Some(m) = model {
         return Some(m.to_owned());
@@ -910,9 +935,13 @@ pub fn to_anthropic_request(
                     let input = RawValue::from_string(input.clone()).unwrap_or_else(|_| {
                         RawValue::from_string("{}".to_owned()).unwrap_or_default()
                     });
+                    let id = scrubbed(call_id, options.scrub_tool_ids);
+                    if id != *call_id {
+                        note(&mut notes, NoteKind::ToolIdScrubbed, &origin, true);
+                    }
                     Block::ToolUse {
                         kind: "tool_use",
-                        id: call_id.clone(),
+                        id,
                         name: tool_name.clone(),
                         input,
                     }
@@ -926,7 +955,7 @@ pub fn to_anthropic_request(
                     };
                     Block::ToolResult {
                         kind: "tool_result",
-                        tool_use_id: call_id.clone(),
+                        tool_use_id: scrubbed(call_id, options.scrub_tool_ids),
                         content,
                         is_error,
                     }

@@ -10,46 +10,6 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpencodeError {
-    /// Reading a file or directory failed.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The path that could not be read.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The SQLite database could not be opened or queried.
-    #[error("sqlite error on {path}: {source}")]
-    Sqlite {
-        /// The database file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// The database does not have the tables/columns of a known OpenCode schema.
-    #[error("{path} is not a recognised OpenCode database: {reason}")]
-    UnknownSchema {
-        /// The database file.
-        path: PathBuf,
-        /// What is missing.
-        reason: String,
-    },
-    /// An id given by the caller cannot be used safely (path separators, `..`, absolute, empty).
-    #[error("unsafe OpenCode id {id:?}: {reason}")]
-    UnsafeId {
-        /// The rejected id.
-        id: String,
-        /// Why it was rejected.
-        reason: &'static str,
-    },
-    /// No session with this id exists in the store.
-    #[error("session {id:?} not found")]
-    SessionNotFound {
-        /// The id that was looked up.
-        id: String,
-    },
     /// An exported session file is not JSON or not an array of `{info, parts}`.
     #[error("invalid export {origin}: {reason}")]
     InvalidExport {

@@ -7,8 +7,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use turnkeeper::doctor::{self, PlanOptions, StoreRef};
-use turnkeeper::model::opencode::store::{JsonStore, Session, SqliteStore};
-use turnkeeper::model::opencode::write::BACKUP_DIR;
+use turnkeeper::model::opencode::Session;
+use turnkeeper::stores::opencode::write::BACKUP_DIR;
+use turnkeeper::stores::opencode::{JsonStore, SqliteStore};
 
 pub type R<T = ()> = Result<T, Box<dyn std::error::Error>>;
 

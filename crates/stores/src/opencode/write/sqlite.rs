@@ -11,7 +11,7 @@ use super::manifest::{
     Entry, EntryKind, Manifest, latest, mark_undone, new_backup_dir, write_manifest,
 };
 use super::{Applied, PartChange, Plan, Undone, WriteError};
-use crate::edit::object::remove_key;
+use turnkeeper_model::edit::object::remove_key;
 
 /// The file name of the database copy inside a backup directory.
 const BACKUP_DB: &str = "opencode.db";
@@ -232,7 +232,7 @@ fn data_of(json: &str) -> String {
             data = d;
         }
     }
-    crate::opencode::compact_json(&data)
+    turnkeeper_model::opencode::compact_json(&data)
 }
 
 /// Copies the database to `copy` with the online backup API, a few pages per step.

@@ -1,6 +1,6 @@
 //! OpenCode storage readers and conversion, over corpus/opencode/ (regenerate the corpus with
 //! `python3 corpus/opencode/make_corpus.py`; refresh expected bodies with
-//! `UPDATE_EXPECT=1 cargo test -p turnkeeper-model --test opencode`).
+//! `UPDATE_EXPECT=1 cargo test -p turnkeeper-stores --test opencode`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use turnkeeper_model::opencode::{
-    AnthropicOptions, JsonStore, MessageInfo, ModelContent, NoteKind, OpencodeError, Origin, Part,
-    ProblemKind, Session, SqliteStore, ThinkingMode, ToolOutput, load_export, to_anthropic_request,
-    to_model_messages,
+    AnthropicOptions, MessageInfo, ModelContent, NoteKind, Origin, Part, ProblemKind, Session,
+    ThinkingMode, ToolOutput, load_export, to_anthropic_request, to_model_messages,
 };
+use turnkeeper_stores::StoreError;
+use turnkeeper_stores::opencode::{JsonStore, SqliteStore};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/opencode")
@@ -261,21 +262,21 @@ fn unsafe_ids_are_refused() {
         assert!(
             matches!(
                 json_store().load_session(bad),
-                Err(OpencodeError::UnsafeId { .. })
+                Err(StoreError::UnsafeId { .. })
             ),
             "{bad}"
         );
         assert!(
             matches!(
                 sqlite_store().load_session(bad),
-                Err(OpencodeError::UnsafeId { .. })
+                Err(StoreError::UnsafeId { .. })
             ),
             "{bad}"
         );
     }
     assert!(matches!(
         json_store().load_session("ses_doesnotexist"),
-        Err(OpencodeError::SessionNotFound { .. })
+        Err(StoreError::SessionNotFound { .. })
     ));
 }
 

@@ -1,6 +1,75 @@
-//! Formatting new JSON the way OpenCode writes it, and minting part ids.
+//! Changes to a stored session's parts ([`Plan`], [`PartChange`]): what a doctor decides and a
+//! store's write layer applies. Pure data, with the two helpers a plan needs: formatting new
+//! JSON the way OpenCode writes it, and minting part ids.
 
 use crate::opencode::convert::compact_json;
+
+/// One change to one part of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartChange {
+    /// Delete the part (its file or row).
+    Remove {
+        /// The message the part belongs to.
+        message_id: String,
+        /// The part.
+        part_id: String,
+        /// The part's stored text the plan was computed from ([`super::StoredPart::raw`]).
+        old_raw: String,
+    },
+    /// Replace the part's stored text.
+    Replace {
+        /// The message the part belongs to.
+        message_id: String,
+        /// The part.
+        part_id: String,
+        /// The part's stored text the plan was computed from.
+        old_raw: String,
+        /// The new stored text, in the store's own form (a whole file for the JSON tree, the
+        /// `data` column for SQLite).
+        new_raw: String,
+    },
+    /// Create a new part.
+    Create {
+        /// The message the part belongs to.
+        message_id: String,
+        /// The new part's id (it must not exist yet).
+        part_id: String,
+        /// The whole part as compact JSON, ids included; each store writes it in its own form
+        /// (2-space pretty JSON file, or a `data` column without the id fields).
+        json: String,
+        /// `time_created` for a SQLite row, epoch milliseconds.
+        time: i64,
+    },
+}
+
+impl PartChange {
+    /// The message id.
+    pub fn message_id(&self) -> &str {
+        match self {
+            PartChange::Remove { message_id, .. }
+            | PartChange::Replace { message_id, .. }
+            | PartChange::Create { message_id, .. } => message_id,
+        }
+    }
+
+    /// The part id.
+    pub fn part_id(&self) -> &str {
+        match self {
+            PartChange::Remove { part_id, .. }
+            | PartChange::Replace { part_id, .. }
+            | PartChange::Create { part_id, .. } => part_id,
+        }
+    }
+}
+
+/// The changes to make to one session.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Plan {
+    /// The session.
+    pub session_id: String,
+    /// The changes, applied in order.
+    pub changes: Vec<PartChange>,
+}
 
 /// Re-renders valid JSON text as `JSON.stringify(value, null, 2)` would, as if the value sat at
 /// nesting `level` (its inner lines are indented by `2 * (level + 1)` spaces). Key order,
@@ -8,7 +77,7 @@ use crate::opencode::convert::compact_json;
 /// writes its files (opencode-storage.md §3.2).
 ///
 /// ```
-/// use turnkeeper_model::opencode::write::pretty_json;
+/// use turnkeeper_model::opencode::change::pretty_json;
 /// assert_eq!(pretty_json(r#"{"a":[1,{}],"b":"x y"}"#, 0), "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": \"x y\"\n}");
 /// ```
 pub fn pretty_json(json: &str, level: usize) -> String {

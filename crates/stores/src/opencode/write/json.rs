@@ -3,7 +3,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::format::pretty_json;
 use super::fsops::{
     confined, create_dirs, io_err, read_opt, remove_durable, safe_id, sha256, sweep_tmp,
     write_atomic,
@@ -12,6 +11,7 @@ use super::manifest::{
     Entry, EntryKind, Manifest, latest, mark_undone, new_backup_dir, write_manifest,
 };
 use super::{Applied, PartChange, Plan, Undone, WriteError};
+use turnkeeper_model::opencode::change::pretty_json;
 
 /// One change resolved to a file.
 struct Item<'p> {

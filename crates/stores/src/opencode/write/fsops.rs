@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::WriteError;
-use crate::opencode::check_id;
+use turnkeeper_model::opencode::check_id;
 
 /// The environment variable of the crash-test hook: when it holds a number N ≥ 1, the process
 /// aborts at the N-th write step (see [`crash_steps`]).

@@ -1,10 +1,22 @@
-//! OpenCode sessions through the same rules.
+//! OpenCode sessions through the same rules, judged by where they will really be sent.
 //!
 //! OpenCode keeps a tool call and its result in one `tool` part, and its reasoning, step markers
 //! and text as parts of one stored message; the rules are about the request OpenCode sends. So a
-//! session is converted to that request ([`to_anthropic_request`], seed 003's conversion), checked
+//! session is converted to that request ([`to_anthropic_request`], seed 003's conversion, with
+//! OpenCode's own normalisation for Claude: tool ids rewritten, empty parts dropped), checked
 //! with the ordinary rules, and every finding is traced back to the OpenCode message and part it
 //! came from.
+//!
+//! The rules follow the target ([`Target`]): the model the session's next request goes to (the
+//! caller's `--model`, else the last user message's `model`, else the last assistant message's).
+//! A session bound for Anthropic (a `claude` model, or the `anthropic` provider) is checked
+//! with Anthropic's rules. Any other session (Kimi, DeepSeek, GPT, Gemini behind an
+//! OpenAI-compatible provider, ...) gets no Anthropic error: it is checked as if switched to a
+//! Claude model ([`SWITCH_MODEL`]), and what would break then is reported as a warning.
+//!
+//! [`doctor`] plans the stored repairs under the same target.
+
+pub mod doctor;
 
 use std::collections::HashMap;
 
@@ -12,14 +24,15 @@ use serde::Serialize;
 use turnkeeper_model::opencode::convert::{
     AnthropicOptions, AnthropicRequest, ThinkingMode, to_anthropic_request,
 };
-use turnkeeper_model::opencode::store::{Session, load_export};
+use turnkeeper_model::opencode::session::{Session, load_export};
+use turnkeeper_model::opencode::types::MessageInfo;
 use turnkeeper_model::{
     Draft, DraftBlock, Format, FormatHint, ModelError, NewBlock, Role, Transcript, read,
     read_reusing,
 };
 
 use crate::Options;
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
 use crate::profile::{Mode, profile_for};
 
 /// A finding on an OpenCode session: the finding on the converted request, and where it came
@@ -42,8 +55,91 @@ pub struct SessionCheck {
     pub request: AnthropicRequest,
     /// The findings.
     pub findings: Vec<SessionFinding>,
-    /// The model checked against.
+    /// The model checked against (for a session not bound for Anthropic: [`SWITCH_MODEL`]).
     pub model: Option<String>,
+    /// Where the session's next request goes.
+    pub target: Target,
+}
+
+/// The provider family whose rules apply to a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Family {
+    /// Anthropic's Messages API (directly, or Claude through Bedrock, Vertex or a gateway).
+    Anthropic,
+    /// Anything else: its own provider's rules, which turnkeeper does not check for OpenCode
+    /// sessions (see the module docs).
+    Other,
+}
+
+/// Where a session's next request goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    /// OpenCode's `providerID`, when known.
+    pub provider: Option<String>,
+    /// The model id.
+    pub model: Option<String>,
+    /// Whose rules apply.
+    pub family: Family,
+}
+
+impl Target {
+    /// The target for `model` (`providerID/modelID` or a bare model id) and `provider`.
+    ///
+    /// Anthropic when the model id names Claude (any spelling: `claude-…`, `anthropic/claude-…`,
+    /// Bedrock's `anthropic.claude-…`), or the provider is `anthropic`; everything else is
+    /// [`Family::Other`]. A gateway serving Claude under another provider id still sends to
+    /// Anthropic's API, and OpenCode itself switches to its Claude handling on the model id.
+    pub fn of(provider: Option<&str>, model: Option<&str>) -> Target {
+        let (provider, model) = match model.and_then(|m| m.split_once('/')) {
+            Some((p, m)) if provider.is_none() && !m.contains('/') => (Some(p), Some(m)),
+            _ => (provider, model),
+        };
+        let claude = model.is_some_and(|m| m.to_ascii_lowercase().contains("claude"));
+        let anthropic_provider = provider.is_some_and(|p| p.eq_ignore_ascii_case("anthropic"));
+        Target {
+            provider: provider.map(str::to_owned),
+            model: model.map(str::to_owned),
+            family: if claude || anthropic_provider {
+                Family::Anthropic
+            } else {
+                Family::Other
+            },
+        }
+    }
+
+    /// True when Anthropic's rules apply.
+    pub fn is_anthropic(&self) -> bool {
+        self.family == Family::Anthropic
+    }
+}
+
+/// The Claude model a session not bound for Anthropic is checked against, to say what would
+/// break if the user switched it to Claude.
+pub const SWITCH_MODEL: &str = "claude-sonnet-4-5";
+
+/// The target of `session`'s next request: `model` when given (`providerID/modelID` or a model
+/// id), else the last user message's `model` (what OpenCode sends the next prompt with), else
+/// the last assistant message's `providerID`/`modelID`.
+pub fn session_target(session: &Session, model: Option<&str>) -> Target {
+    if let Some(m) = model {
+        return Target::of(None, Some(m));
+    }
+    for m in session.messages.iter().rev() {
+        match &m.typed {
+            MessageInfo::User(u) if u.model.is_some() => {
+                if let Some(r) = &u.model {
+                    return Target::of(Some(&r.provider_id), Some(&r.model_id));
+                }
+            }
+            MessageInfo::Assistant(a) if a.model_id.is_some() => {
+                return Target::of(a.provider_id.as_deref(), a.model_id.as_deref());
+            }
+            _ => {}
+        }
+    }
+    Target::of(None, session_model(session).as_deref())
 }
 
 /// The model a session last used: the last user message's `model.modelID`.
@@ -104,13 +200,19 @@ fn next_turn(t: &Transcript<'_>) -> Option<(String, Vec<Option<u32>>)> {
     Some((d.output().into_owned(), d.kept()))
 }
 
-/// Converts `session` and checks it as its next request will be sent ([`next_turn_body`]).
-/// The model defaults to the one the session recorded.
+/// Converts `session` and checks it as its next request will be sent ([`next_turn_body`]),
+/// under the rules of its [`Target`] (see the module docs): a session not bound for Anthropic
+/// gets warnings only, each saying it concerns a switch to Claude.
 ///
 /// # Errors
 /// When the converted body cannot be read (a bug in the conversion).
 pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionCheck, ModelError> {
-    let model = opts.model.clone().or_else(|| session_model(session));
+    let target = session_target(session, opts.model.as_deref());
+    let model = if target.is_anthropic() {
+        target.model.clone()
+    } else {
+        Some(SWITCH_MODEL.to_owned())
+    };
     let thinking = thinking_for(opts, model.as_deref());
     let request = to_anthropic_request(
         session,
@@ -119,6 +221,11 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
             thinking,
             max_tokens: 32_000,
             opencode_filter: true,
+            // OpenCode rewrites tool ids when the model id names Claude; a session switched to
+            // Claude gets the rewrite too.
+            scrub_tool_ids: model
+                .as_deref()
+                .is_some_and(|m| m.to_ascii_lowercase().contains("claude")),
         },
     );
     let converted = read(&request.body, FormatHint::Exactly(Format::Anthropic))?;
@@ -132,19 +239,27 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         }
         None => &converted,
     };
-    let opts = Options {
+    let check_opts = Options {
         model: model.clone(),
         ..opts.clone()
     };
     // The appended prompt comes last, so every converted message keeps its index.
-    let findings = crate::check(t, &opts)
+    let findings = crate::check(t, &check_opts)
         .into_iter()
-        .map(|f| {
+        .map(|mut f| {
             let origin = match (f.message_index, f.block_index) {
                 (Some(m), Some(b)) => request.origin(m, b),
                 (Some(m), None) => request.origin(m, 0),
                 _ => None,
             };
+            if !target.is_anthropic() {
+                f.severity = f.severity.min(Severity::Warning);
+                f.message = format!(
+                    "if this session is switched to Claude ({SWITCH_MODEL}): {}",
+                    f.message
+                );
+                f.repair = None;
+            }
             SessionFinding {
                 message_id: origin.map(|o| o.message_id.clone()),
                 part_id: f.block_index.and(origin.map(|o| o.part_id.clone())),
@@ -156,20 +271,33 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         request,
         findings,
         model,
+        target,
     })
 }
 
-/// Checks an OpenCode export read as a [`Transcript`]: paths in the findings point into the
-/// export (`[3].parts[2]`), found again by message and part id.
-pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
-    let Ok(session) = load_export(t.src, "export") else {
-        return Vec::new();
-    };
-    let Ok(checked) = check_session(&session, opts) else {
-        return Vec::new();
-    };
+/// Why an OpenCode export could not be checked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The export could not be loaded as a session.
+    #[error(transparent)]
+    Load(#[from] turnkeeper_model::opencode::OpencodeError),
+    /// The converted request could not be read (a bug in the conversion).
+    #[error("the request converted from the export cannot be read: {0}")]
+    Convert(#[from] ModelError),
+}
+
+/// Checks an OpenCode export read as a [`Transcript`] (an `opencode export` document or a bare
+/// `[{info, parts}]` array): paths in the findings point into the export (`[3].parts[2]`, or
+/// `messages[3].parts[2]`), found again by message and part id.
+///
+/// # Errors
+/// When the export cannot be loaded or converted: never "no findings" for what was not checked.
+pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Result<Vec<Finding>, ExportError> {
+    let session = load_export(t.src, "export")?;
+    let checked = check_session(&session, opts)?;
     if checked.findings.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let mut where_part: HashMap<(String, String), (usize, usize)> = HashMap::new();
     let mut where_msg: HashMap<String, usize> = HashMap::new();
@@ -184,7 +312,7 @@ pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
         }
         where_msg.insert(id, i);
     }
-    checked
+    Ok(checked
         .findings
         .into_iter()
         .map(|sf| {
@@ -229,5 +357,5 @@ pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
             }
             f
         })
-        .collect()
+        .collect())
 }

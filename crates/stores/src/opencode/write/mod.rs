@@ -5,7 +5,7 @@
 //! stored text, or create a new part. [`apply_json`] and [`apply_sqlite`] write a plan to the
 //! JSON-file tree or to `opencode.db`; [`undo_json`] and [`undo_sqlite`] put the session back as
 //! it was before the last applied plan. Deciding *what* to change is not this module's business
-//! (see `turnkeeper::doctor`); this module only makes the writes safe:
+//! (see `turnkeeper_prevent::opencode::doctor`); this module only makes the writes safe:
 //!
 //! - **Nothing lost.** Before anything changes, every affected file (or, for SQLite, the whole
 //!   database through SQLite's online backup API) is copied under
@@ -19,7 +19,7 @@
 //!   leaves each file either old or new. SQLite changes happen in one `BEGIN IMMEDIATE`
 //!   transaction.
 //! - **Confined.** Ids come from files a user does not control. Every id is checked with
-//!   [`check_id`](super::check_id), every path is resolved and must stay under the storage root,
+//!   [`check_id`](turnkeeper_model::opencode::check_id), every path is resolved and must stay under the storage root,
 //!   and a symlink out of the root is refused.
 //! - **Checked.** The plan carries the exact text it was computed from; when a part changed on
 //!   disk since, the apply is refused ([`WriteError::Conflict`]) before anything is written.
@@ -29,7 +29,6 @@
 //! Crash testing: when the environment variable [`CRASH_ENV`] holds a number N, the process
 //! aborts (as `kill -9` would) at the N-th write step. The steps are counted by [`crash_steps`].
 
-mod format;
 mod fsops;
 mod inuse;
 mod json;
@@ -38,83 +37,15 @@ mod sqlite;
 
 use std::path::PathBuf;
 
-pub use format::{mint_part_id, pretty_json};
 pub use fsops::{CRASH_ENV, TMP_SUFFIX, civil_from_days, crash_steps};
 pub use inuse::{InUse, in_use};
 pub use json::{apply_json, undo_json};
 pub use manifest::{Backup, Entry, EntryKind, MANIFEST, Manifest, list_backups};
 pub use sqlite::{apply_sqlite, undo_sqlite};
+pub use turnkeeper_model::opencode::change::{PartChange, Plan, mint_part_id, pretty_json};
 
 /// The directory, directly under the storage root, that holds every backup.
 pub const BACKUP_DIR: &str = "turnkeeper-backup";
-
-/// One change to one part of a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PartChange {
-    /// Delete the part (its file or row).
-    Remove {
-        /// The message the part belongs to.
-        message_id: String,
-        /// The part.
-        part_id: String,
-        /// The part's stored text the plan was computed from ([`crate::opencode::StoredPart::raw`]).
-        old_raw: String,
-    },
-    /// Replace the part's stored text.
-    Replace {
-        /// The message the part belongs to.
-        message_id: String,
-        /// The part.
-        part_id: String,
-        /// The part's stored text the plan was computed from.
-        old_raw: String,
-        /// The new stored text, in the store's own form (a whole file for the JSON tree, the
-        /// `data` column for SQLite).
-        new_raw: String,
-    },
-    /// Create a new part.
-    Create {
-        /// The message the part belongs to.
-        message_id: String,
-        /// The new part's id (it must not exist yet).
-        part_id: String,
-        /// The whole part as compact JSON, ids included; each store writes it in its own form
-        /// (2-space pretty JSON file, or a `data` column without the id fields).
-        json: String,
-        /// `time_created` for a SQLite row, epoch milliseconds.
-        time: i64,
-    },
-}
-
-impl PartChange {
-    /// The message id.
-    pub fn message_id(&self) -> &str {
-        match self {
-            PartChange::Remove { message_id, .. }
-            | PartChange::Replace { message_id, .. }
-            | PartChange::Create { message_id, .. } => message_id,
-        }
-    }
-
-    /// The part id.
-    pub fn part_id(&self) -> &str {
-        match self {
-            PartChange::Remove { part_id, .. }
-            | PartChange::Replace { part_id, .. }
-            | PartChange::Create { part_id, .. } => part_id,
-        }
-    }
-}
-
-/// The changes to make to one session.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Plan {
-    /// The session.
-    pub session_id: String,
-    /// The changes, applied in order.
-    pub changes: Vec<PartChange>,
-}
 
 /// What an apply did.
 #[derive(Debug, Clone, PartialEq, Eq)]
