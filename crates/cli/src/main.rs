@@ -53,6 +53,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed output (`turnkeeper ... | head`) ends the process as it ends any Unix tool, by
+    // SIGPIPE, instead of a panic with a backtrace from the next `println!`.
+    sigpipe::reset();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("TURNKEEPER_LOG"))
         .with_writer(std::io::stderr)

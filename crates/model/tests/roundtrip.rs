@@ -20,18 +20,33 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+#[path = "../../testkit/src/shared.rs"]
+mod shared;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The corpus's transcripts, and the real traffic of `../shared` when it is there.
 fn sources() -> Vec<PathBuf> {
     let root = root();
     let mut files = Vec::new();
-    json_files(&root.join("../shared/real-traffic"), &mut files);
+    if let Some(real) = shared::shared_dir("real-traffic") {
+        json_files(&real, &mut files);
+    }
     json_files(&root.join("corpus"), &mut files);
     files.retain(|p| !p.ends_with("MANIFEST.json"));
     files.sort();
     files
+}
+
+/// A floor for a test over [`sources`]: `with_real` with `../shared`, a fifth of it without.
+fn floor(with_real: usize) -> usize {
+    if root().join("../shared/real-traffic").is_dir() {
+        with_real
+    } else {
+        with_real / 5
+    }
 }
 
 #[test]
@@ -48,7 +63,7 @@ fn corpus_untouched_transcripts_round_trip_byte_for_byte() {
         let d = Draft::new(&t);
         assert_eq!(d.output(), text.as_str(), "{}", path.display());
     }
-    assert!(read_ok >= 100, "only {read_ok} transcripts read");
+    assert!(read_ok >= floor(100), "only {read_ok} transcripts read");
 }
 
 #[test]
@@ -106,7 +121,7 @@ fn corpus_removing_one_block_keeps_every_other_block_identical() {
         }
         edited += 1;
     }
-    assert!(edited >= 50, "only {edited} transcripts edited");
+    assert!(edited >= floor(50), "only {edited} transcripts edited");
 }
 
 /// Regression (found by the repair invariants): moving the first block of one message to the end
@@ -163,7 +178,7 @@ fn reading_again_reusing_kept_messages_equals_a_full_read() {
         }
         checked += 1;
     }
-    assert!(checked >= 50, "only {checked} transcripts checked");
+    assert!(checked >= floor(50), "only {checked} transcripts checked");
 }
 
 /// Regression (found in review): a top-level `content` array before `messages` (a body mixing

@@ -23,6 +23,20 @@ use turnkeeper_recover::{
     RECOVER_RULE, RecoverError, Recovered, classify, plan, recover,
 };
 
+#[path = "../../testkit/src/shared.rs"]
+mod shared;
+
+/// The real response `an16_tool_use_before_thinking` was built from, in `../shared` (`None`,
+/// with one printed line, when it is absent).
+fn real_response() -> Option<String> {
+    let dir = shared::shared_dir("real-traffic")?;
+    Some(file_at(&dir.join("anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json")))
+}
+
+fn file_at(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -121,13 +135,9 @@ fn repair_rules(a: &Action) -> Vec<String> {
     }
 }
 
-fn the_store() -> TurnStore {
+fn the_store(response: &str) -> TurnStore {
     let mut store = TurnStore::in_memory();
-    let response = std::fs::read_to_string(
-        root().join("../shared/real-traffic/anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json"),
-    )
-    .expect("shared/real-traffic holds the response an16_tool_use_before_thinking was built from");
-    store.add_response(&response).expect("a Messages response");
+    store.add_response(response).expect("a Messages response");
     store
 }
 
@@ -267,8 +277,11 @@ fn thinking_block_order_is_repaired_then_escalates() {
 
 #[test]
 fn thinking_block_modified_with_a_store_restores_the_original_turn() {
+    let Some(response) = real_response() else {
+        return;
+    };
     let req = damaged("an16_tool_use_before_thinking");
-    let store = the_store();
+    let store = the_store(&response);
     let mut attempts = Attempts::new();
     let (d, r) = run(
         "cc-25361-modified-wrapped",
@@ -290,9 +303,6 @@ fn thinking_block_modified_with_a_store_restores_the_original_turn() {
         .map(|b| b.type_name(&r.body))
         .collect();
     assert_eq!(kinds, ["thinking", "tool_use"]);
-    let response = file(
-        "../shared/real-traffic/anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json",
-    );
     assert_valid(&r, &[&req, &response]);
     assert_eq!(thinking_count(&r.body), 1);
 

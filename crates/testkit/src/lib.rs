@@ -31,6 +31,7 @@ pub mod generate;
 pub mod inv;
 pub mod json;
 pub mod samples;
+pub mod shared;
 pub mod strategy;
 
 pub use damage::{Damage, damage};
