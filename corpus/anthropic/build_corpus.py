@@ -101,7 +101,7 @@ One body per file, Anthropic unless the name starts with `gm`. Each `<name>.json
 
 - `thinking` is the request's mode (`null` = no `thinking` param; for Gemini always `null`).
 - `rules` are the api-rules.md ids violated. The request-configuration errors in api-rules.md §1.2 have no ids, so
-  they use `CFG-MAX-TOKENS-GT-BUDGET`, `CFG-BUDGET-MIN`, `CFG-SAMPLING`, `CFG-TOOL-CHOICE`.
+  they use `CFG-07`, `CFG-05`, `CFG-09`, `CFG-12`.
 - `error` is the error text api-rules.md / errors-public.json give for the first rule, with `N`/`M`/ids filled in;
   where several rules are broken, which one the API reports first is an assumption (said in the note).
 - Each case starts from a valid transcript with real signed blocks kept byte for byte (the source is named) and is

@@ -290,19 +290,19 @@ def anthropic_damaged():
     # request configuration (api-rules.md §1.2 has no rule ids for these)
     b4 = Src(BUDGET_400)
     err = json.loads(open(os.path.join("/work/shared/real-traffic", BUDGET_400_RESP)).read())["error"]["message"]
-    damaged("cfg_max_tokens_not_above_budget", with_messages(b4, b4.msgs_raw()), "claude-sonnet-4-5", MAN, ["CFG-MAX-TOKENS-GT-BUDGET"], err,
+    damaged("cfg_max_tokens_not_above_budget", with_messages(b4, b4.msgs_raw()), "claude-sonnet-4-5", MAN, ["CFG-07"], err,
             f"Verbatim real request `{BUDGET_400}` (max_tokens 4096 == budget_tokens 4096), recorded 400 `{BUDGET_400_RESP}`. api-rules.md §1.2 A.")
     full = with_messages(f, f.msgs_raw())
     def cfg(name, over, rule, error, why):
         body = dict(full)
         body.update(over)
         damaged(name, body, S4, MAN, [rule], error, f"{fsrc} transcript is valid; only the request config is wrong. {why}", COMPACT)
-    cfg("cfg_budget_below_1024", {"thinking": {"budget_tokens": 512, "type": "enabled"}}, "CFG-BUDGET-MIN",
+    cfg("cfg_budget_below_1024", {"thinking": {"budget_tokens": 512, "type": "enabled"}}, "CFG-05",
         "thinking.budget_tokens: Input should be greater than or equal to 1024",
         "api-rules.md §1.2 A (errors-traps.md quotes the path as `thinking.enabled.budget_tokens`).")
-    cfg("cfg_temperature_with_thinking", {"temperature": 0.2}, "CFG-SAMPLING",
+    cfg("cfg_temperature_with_thinking", {"temperature": 0.2}, "CFG-09",
         "`temperature` may only be set to 1 when thinking is enabled", "api-rules.md §1.2 related config errors.")
-    cfg("cfg_forced_tool_choice_manual", {"tool_choice": {"type": "tool", "name": "weather"}}, "CFG-TOOL-CHOICE",
+    cfg("cfg_forced_tool_choice_manual", {"tool_choice": {"type": "tool", "name": "weather"}}, "CFG-12",
         "Thinking may not be enabled when tool_choice forces tool use.", "api-rules.md §1.2 related config errors.")
 
 

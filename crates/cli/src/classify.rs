@@ -108,7 +108,7 @@ fn what_to_do(action: &Action) -> String {
         ),
         Action::Repair { rules, .. } => format!(
             "repair the transcript with rule(s) {} (`turnkeeper repair`)",
-            rules.join(", ")
+            turnkeeper::RuleId::join(rules)
         ),
         Action::RestoreFromStore => {
             "restore the assistant turn from the stored original response".to_owned()

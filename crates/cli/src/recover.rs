@@ -172,7 +172,10 @@ fn describe(a: &Action) -> String {
     match a {
         Action::Retry { after } => format!("retry the same body after {} ms", after.as_millis()),
         Action::Repair { rules, location } => {
-            format!("repair (rules {}, at {location})", rules.join(", "))
+            format!(
+                "repair (rules {}, at {location})",
+                turnkeeper::RuleId::join(rules)
+            )
         }
         Action::StripThinking { from: Some(m) } => {
             format!("strip whole thinking blocks from messages[{m}] on")

@@ -5,6 +5,7 @@ use turnkeeper_guard::{TurnStore, fingerprint, is_guarded};
 use turnkeeper_model::{BlockRef, Draft, DraftBlock, Kinds, NewBlock, Role};
 
 use crate::finding::{Change, Finding, RequestChange, Severity};
+use crate::id::{ChangeAction, RuleId};
 use crate::policy::Policy;
 use crate::profile::{Mode, Profile};
 
@@ -117,7 +118,7 @@ impl Sink {
     pub fn find(
         &mut self,
         d: &Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         severity: Severity,
         i: usize,
         j: Option<usize>,
@@ -139,7 +140,7 @@ impl Sink {
     /// Records a request-level finding (`path` is a parameter name).
     pub fn find_param(
         &mut self,
-        rule: &'static str,
+        rule: RuleId,
         severity: Severity,
         path: &str,
         message: impl Into<String>,
@@ -168,7 +169,7 @@ impl Sink {
     pub fn remove_block(
         &mut self,
         d: &mut Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         i: usize,
         j: usize,
         reason: impl Into<String>,
@@ -188,7 +189,7 @@ impl Sink {
             self.note_edit(d, i);
             self.changes.push(Change {
                 rule,
-                action: "removed_block",
+                action: ChangeAction::RemovedBlock,
                 path: l.path,
                 reason: reason.into(),
                 fingerprint: fp,
@@ -200,7 +201,7 @@ impl Sink {
     pub fn remove_message(
         &mut self,
         d: &mut Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         i: usize,
         reason: impl Into<String>,
     ) {
@@ -222,7 +223,7 @@ impl Sink {
             }
             self.changes.push(Change {
                 rule,
-                action: "removed_message",
+                action: ChangeAction::RemovedMessage,
                 path: l.path,
                 reason,
                 fingerprint: (!guarded.is_empty()).then(|| guarded.join(",")),
@@ -234,7 +235,7 @@ impl Sink {
     pub fn insert_block(
         &mut self,
         d: &mut Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         i: usize,
         j: usize,
         block: DraftBlock,
@@ -245,7 +246,7 @@ impl Sink {
         let l = loc(d, i, Some(j));
         self.changes.push(Change {
             rule,
-            action: "inserted_block",
+            action: ChangeAction::InsertedBlock,
             path: l.path,
             reason: reason.into(),
             fingerprint: None,
@@ -256,7 +257,7 @@ impl Sink {
     pub fn edit_block(
         &mut self,
         d: &mut Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         i: usize,
         j: usize,
         block: NewBlock,
@@ -268,7 +269,7 @@ impl Sink {
             self.note_edit(d, i);
             self.changes.push(Change {
                 rule,
-                action: "edited_block",
+                action: ChangeAction::EditedBlock,
                 path: l.path,
                 reason: reason.into(),
                 fingerprint: None,
@@ -280,7 +281,7 @@ impl Sink {
     pub fn insert_message(
         &mut self,
         d: &mut Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         i: usize,
         role: Role,
         blocks: Vec<DraftBlock>,
@@ -293,7 +294,7 @@ impl Sink {
         let l = loc(d, i, None);
         self.changes.push(Change {
             rule,
-            action: "inserted_message",
+            action: ChangeAction::InsertedMessage,
             path: l.path,
             reason: reason.into(),
             fingerprint: None,
@@ -304,8 +305,8 @@ impl Sink {
     pub fn changed(
         &mut self,
         d: &Draft<'_, '_>,
-        rule: &'static str,
-        action: &'static str,
+        rule: RuleId,
+        action: ChangeAction,
         i: usize,
         j: Option<usize>,
         reason: impl Into<String>,
@@ -325,7 +326,7 @@ impl Sink {
     pub fn set_param(
         &mut self,
         d: &mut Draft<'_, '_>,
-        rule: &'static str,
+        rule: RuleId,
         key: &str,
         value: &str,
         reason: impl Into<String>,
@@ -338,7 +339,7 @@ impl Sink {
         });
         self.changes.push(Change {
             rule,
-            action: "request",
+            action: ChangeAction::Request,
             path: key.to_owned(),
             reason: reason.into(),
             fingerprint: None,
@@ -346,7 +347,7 @@ impl Sink {
     }
 
     /// Asks the caller to send an `anthropic-beta` value.
-    pub fn add_beta(&mut self, rule: &'static str, value: &str) {
+    pub fn add_beta(&mut self, rule: RuleId, value: &str) {
         if !self
             .request
             .iter()

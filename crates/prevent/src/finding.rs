@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::id::{ChangeAction, RuleId};
+
 /// How bad a finding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -17,8 +19,8 @@ pub enum Severity {
 /// One thing `check` found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    /// The rule id from api-rules.md (`AN-16`, `GM-01`, ...).
-    pub rule: &'static str,
+    /// The rule id (`AN-16`, `GM-01`, `CFG-07`, ...).
+    pub rule: RuleId,
     /// Severity.
     pub severity: Severity,
     /// Where, in the input's terms (`messages[5].content[0]`, `max_tokens`).
@@ -37,10 +39,9 @@ pub struct Finding {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
     /// The rule that made it.
-    pub rule: &'static str,
-    /// What was done (`removed_block`, `inserted_block`, `moved_block`, `removed_message`,
-    /// `inserted_message`, `edited_block`, `restored_message`, `request`).
-    pub action: &'static str,
+    pub rule: RuleId,
+    /// What was done.
+    pub action: ChangeAction,
     /// Where, in the input's terms (or `output:` followed by the output location for new items).
     pub path: String,
     /// Why.
@@ -62,14 +63,14 @@ pub enum RequestChange {
         /// The new JSON value.
         value: String,
         /// The rule.
-        rule: &'static str,
+        rule: RuleId,
     },
     /// The caller must send this `anthropic-beta` value with the request.
     AddBeta {
         /// The header value.
         value: String,
         /// The rule.
-        rule: &'static str,
+        rule: RuleId,
     },
 }
 

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use turnkeeper_model::{read, FormatHint};
-//! use turnkeeper_prevent::{check, repair, Options};
+//! use turnkeeper_prevent::{check, repair, Options, RuleId};
 //!
 //! let body = r#"{"model":"claude-sonnet-4-5","messages":[
 //!   {"role":"user","content":"list files"},
@@ -22,7 +22,7 @@
 //! let t = read(body, FormatHint::Auto)?;
 //! let opts = Options::default();
 //! let findings = check(&t, &opts);
-//! assert!(findings.iter().any(|f| f.rule == "AN-08"));
+//! assert!(findings.iter().any(|f| f.rule == RuleId::An08));
 //! let fixed = repair(&t, &opts)?;
 //! assert!(fixed.report.findings_left.is_empty());
 //! assert!(fixed.body.contains(r#""tool_use_id":"toolu_1""#));
@@ -31,6 +31,7 @@
 
 pub mod ctx;
 pub mod finding;
+pub mod id;
 pub mod opencode;
 pub mod policy;
 pub mod profile;
@@ -45,6 +46,7 @@ use turnkeeper_model::{
 
 pub use ctx::{BINDING_BETA, Ctx, Sink};
 pub use finding::{Change, Finding, Report, RequestChange, Severity};
+pub use id::{ChangeAction, RuleId, UnknownRuleId};
 pub use policy::{MissingThinking, Policy, PrefixEdit};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
 

@@ -142,20 +142,14 @@ fn corpus_damaged_transcripts_are_flagged_and_repaired() {
         let found: Vec<&str> = findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.rule)
+            .map(|f| f.rule.as_str())
             .collect();
         let wanted: Vec<String> = expect["rules"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|r| r.as_str())
-            .map(|r| {
-                if r.starts_with("CFG") {
-                    "config".to_owned()
-                } else {
-                    r.to_owned()
-                }
-            })
+            .map(str::to_owned)
             .collect();
         let hit = wanted.iter().any(|w| found.contains(&w.as_str()));
         // A real signature moved from another provider looks like any other signature: only the
@@ -177,7 +171,7 @@ fn corpus_damaged_transcripts_are_flagged_and_repaired() {
                     .findings_left
                     .iter()
                     .filter(|f| {
-                        f.severity == Severity::Error && f.repair.is_some() && f.rule != "config"
+                        f.severity == Severity::Error && f.repair.is_some() && !f.rule.is_config()
                     })
                     .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
                     .collect();

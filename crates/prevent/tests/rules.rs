@@ -24,7 +24,7 @@ fn check(input: &str, expect: Expect<'_>) {
     let found: Vec<&str> = run_check(&t, &opts)
         .into_iter()
         .filter(|f| f.severity == Severity::Error)
-        .map(|f| f.rule)
+        .map(|f| f.rule.as_str())
         .collect();
     assert_eq!(found, expect.rules, "findings of {input}");
     let r = repair(&t, &opts).expect("repair passes the guard");
@@ -41,7 +41,7 @@ fn check(input: &str, expect: Expect<'_>) {
         .findings_left
         .iter()
         .filter(|f| f.severity == Severity::Error)
-        .map(|f| f.rule)
+        .map(|f| f.rule.as_str())
         .collect();
     assert_eq!(
         left, expect.left,
@@ -292,7 +292,7 @@ fn an05_removing_a_whole_message_leaves_the_next_one_alone_and_still_checked() {
         .report
         .changes
         .iter()
-        .map(|c| (c.rule, c.action, c.path.as_str()))
+        .map(|c| (c.rule.as_str(), c.action.as_str(), c.path.as_str()))
         .collect();
     assert_eq!(
         changes,
@@ -531,9 +531,9 @@ fn config_errors_are_reported_and_left_for_the_caller() {
     check(
         input,
         Expect {
-            rules: &["config", "config"],
+            rules: &["CFG-07", "CFG-09"],
             after: None,
-            left: &["config", "config"],
+            left: &["CFG-07", "CFG-09"],
         },
     );
 }
@@ -616,7 +616,10 @@ fn an22_altered_turn_is_restored_from_the_store() {
         store: Some(&store),
         ..Options::default()
     };
-    let found: Vec<&str> = run_check(&t, &opts).iter().map(|f| f.rule).collect();
+    let found: Vec<&str> = run_check(&t, &opts)
+        .iter()
+        .map(|f| f.rule.as_str())
+        .collect();
     assert_eq!(found, ["AN-22", "AN-16"]);
     let r = repair(&t, &opts).expect("repairs");
     let th = thinking("the real reasoning");

@@ -9,10 +9,10 @@
 //!
 //! | kind | ladder |
 //! |---|---|
-//! | `thinking_block_order` | repair AN-16/AN-18 (DeepSeek DS-03/DS-04, Kimi KM-01) → restore → disable thinking → give up |
+//! | `thinking_block_order` | repair AN-16/AN-18 → restore → disable thinking → give up (DeepSeek DS-03/DS-04, Kimi KM-01, not repaired yet: disable thinking → give up) |
 //! | `thinking_disabled_violation` | repair AN-20 → strip thinking from the message → give up |
 //! | `thinking_block_modified` | restore → (prefix-bound: drop-block beta) → strip thinking from the message → disable thinking → give up |
-//! | `thinking_signature_invalid` | prefix-bound (AN-25): drop-block beta → strip → disable → give up; Gemini: repair GM-01/GM-05 (GM-08) → restore → give up; else repair AN-23 (AN-06) → restore → strip → disable → give up |
+//! | `thinking_signature_invalid` | prefix-bound (AN-25): drop-block beta → strip → disable → give up; Gemini: repair GM-01 → restore → give up (GM-08, a corrupted signature: restore → give up); else repair AN-23 (AN-06) → restore → strip → disable → give up |
 //! | `thinking_block_trailing` | repair AN-19 → restore → disable thinking → give up |
 //! | `tool_result_missing` | repair AN-08/AN-09/AN-11 (Gemini GM-10/GM-03) → restore → give up |
 //! | `tool_use_id_mismatch` | repair AN-10 (+AN-15; Gemini GM-09) → restore → give up |
@@ -30,6 +30,8 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use turnkeeper_prevent::RuleId;
 
 use crate::diagnosis::{ConfigField, Diagnosis, ErrorKind, Location, Provider};
 use crate::normalize::Normalized;
@@ -57,8 +59,8 @@ pub enum Action {
     },
     /// Run these prevent rules (ids from `api-rules.md`) on the transcript.
     Repair {
-        /// Rule ids such as `"AN-08"`.
-        rules: Vec<String>,
+        /// Rule ids (serialised as `"AN-08"`, ...).
+        rules: Vec<RuleId>,
         /// Where the error points.
         location: Location,
     },
@@ -267,9 +269,9 @@ fn retry_delay(d: &Diagnosis, rung: usize) -> Duration {
     Duration::from_millis((base_ms * factor).min(60_000))
 }
 
-fn repair(rules: &[&str], d: &Diagnosis) -> Action {
+fn repair(rules: &[RuleId], d: &Diagnosis) -> Action {
     Action::Repair {
-        rules: rules.iter().map(|r| (*r).to_owned()).collect(),
+        rules: rules.to_vec(),
         location: d.location,
     }
 }
@@ -291,22 +293,18 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
     match d.kind {
         ErrorKind::ThinkingBlockOrder => {
             if d.provider == Provider::DeepSeek || says("reasoning_content") || says("passedback") {
-                let rules: &[&str] =
-                    if d.provider == Provider::Kimi || says("toolcallmessageatindex") {
-                        &["KM-01"]
-                    } else {
-                        &["DS-03", "DS-04"]
-                    };
-                vec![repair(rules, d), Action::DisableThinking]
+                // DeepSeek's and Kimi's `reasoning_content` rules (api-rules.md DS-03, DS-04,
+                // KM-01) have no prevent rule yet: nothing to repair, so thinking goes off.
+                vec![Action::DisableThinking]
             } else {
                 vec![
-                    repair(&["AN-16", "AN-18"], d),
+                    repair(&[RuleId::An16, RuleId::An18], d),
                     Action::RestoreFromStore,
                     Action::DisableThinking,
                 ]
             }
         }
-        ErrorKind::ThinkingDisabledViolation => vec![repair(&["AN-20"], d), strip],
+        ErrorKind::ThinkingDisabledViolation => vec![repair(&[RuleId::An20], d), strip],
         ErrorKind::ThinkingBlockModified => {
             let mut l = vec![Action::RestoreFromStore];
             if d.prefix_binding {
@@ -319,17 +317,18 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             if d.prefix_binding {
                 vec![Action::RequestDropBlock, strip, Action::DisableThinking]
             } else if says("thought_signature") || says("thoughtsignature") {
-                let rules: &[&str] = if says("corrupted") {
-                    &["GM-08"]
+                if says("corrupted") {
+                    // A corrupted signature (api-rules.md GM-08) has no prevent rule: only the
+                    // stored original can help.
+                    vec![Action::RestoreFromStore]
                 } else {
-                    &["GM-01", "GM-05"]
-                };
-                vec![repair(rules, d), Action::RestoreFromStore]
+                    vec![repair(&[RuleId::Gm01], d), Action::RestoreFromStore]
+                }
             } else {
-                let rules: &[&str] = if says("fieldrequired") {
-                    &["AN-06", "AN-23"]
+                let rules: &[RuleId] = if says("fieldrequired") {
+                    &[RuleId::An06, RuleId::An23]
                 } else {
-                    &["AN-23"]
+                    &[RuleId::An23]
                 };
                 vec![
                     repair(rules, d),
@@ -340,7 +339,7 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             }
         }
         ErrorKind::ThinkingBlockTrailing => vec![
-            repair(&["AN-19"], d),
+            repair(&[RuleId::An19], d),
             Action::RestoreFromStore,
             Action::DisableThinking,
         ],
@@ -350,12 +349,12 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             )]
         }
         ErrorKind::ToolResultMissing => {
-            let rules: &[&str] = if d.provider == Provider::Gemini || says("functionresponseparts")
-            {
-                &["GM-10", "GM-03"]
-            } else {
-                &["AN-08", "AN-09", "AN-11"]
-            };
+            let rules: &[RuleId] =
+                if d.provider == Provider::Gemini || says("functionresponseparts") {
+                    &[RuleId::Gm10, RuleId::Gm03]
+                } else {
+                    &[RuleId::An08, RuleId::An09, RuleId::An11]
+                };
             vec![repair(rules, d), Action::RestoreFromStore]
         }
         ErrorKind::ToolUseIdMismatch if openai_format => {
@@ -364,26 +363,26 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             )]
         }
         ErrorKind::ToolUseIdMismatch => {
-            let rules: &[&str] = if says("functionresponseturn") {
-                &["GM-09"]
+            let rules: &[RuleId] = if says("functionresponseturn") {
+                &[RuleId::Gm09]
             } else if says("server_tool_use") {
-                &["AN-10", "AN-15"]
+                &[RuleId::An10, RuleId::An15]
             } else {
-                &["AN-10"]
+                &[RuleId::An10]
             };
             vec![repair(rules, d), Action::RestoreFromStore]
         }
-        ErrorKind::ToolUseIdFormat => vec![repair(&["AN-12"], d)],
-        ErrorKind::EmptyContent => vec![repair(&["AN-04", "AN-05"], d)],
+        ErrorKind::ToolUseIdFormat => vec![repair(&[RuleId::An12], d)],
+        ErrorKind::EmptyContent => vec![repair(&[RuleId::An04, RuleId::An05], d)],
         ErrorKind::RoleOrder => {
-            let rules: &[&str] = if says("functioncallturn") || says("multiturnrequests") {
-                &["GM-09", "GM-12"]
+            let rules: &[RuleId] = if says("functioncallturn") || says("multiturnrequests") {
+                &[RuleId::Gm09, RuleId::Gm12]
             } else if says("firstmessage") || says("startwithausermessage") {
-                &["AN-01"]
+                &[RuleId::An01]
             } else if says("prefill") || says("endwithausermessage") {
-                &["AN-03"]
+                &[RuleId::An03]
             } else {
-                &["AN-02"]
+                &[RuleId::An02]
             };
             vec![repair(rules, d)]
         }

@@ -38,15 +38,15 @@ use turnkeeper_model::edit::object;
 use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
 use turnkeeper_prevent::rules::thinking::remove_thinking;
 use turnkeeper_prevent::{
-    Change, Finding, MissingThinking, Mode, Options, PreventError, RequestChange, Severity, Sink,
-    context, repair,
+    Change, Finding, MissingThinking, Mode, Options, PreventError, RequestChange, RuleId, Severity,
+    Sink, context, repair,
 };
 
 use crate::diagnosis::{Diagnosis, Location};
 use crate::plan::{Action, Attempts, DROP_BLOCK_BETA, plan};
 
 /// The rule id on changes `recover` makes itself (prevent's own rules report their ids).
-pub const RECOVER_RULE: &str = "recover";
+pub const RECOVER_RULE: RuleId = RuleId::Recover;
 
 /// The header name for beta values.
 const BETA_HEADER: &str = "anthropic-beta";
@@ -307,7 +307,7 @@ fn apply(
             if r.report.is_empty() {
                 return Ok(Applied::Skip(format!(
                     "prevent's repair found nothing to change (rules {} diagnosed at {location})",
-                    rules.join(", ")
+                    turnkeeper_prevent::RuleId::join(rules)
                 )));
             }
             let addressing: Vec<usize> = r
@@ -315,15 +315,13 @@ fn apply(
                 .changes
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| {
-                    rules.iter().any(|id| id == c.rule) || at_message(&c.path, location.message)
-                })
+                .filter(|(_, c)| rules.contains(&c.rule) || at_message(&c.path, location.message))
                 .map(|(n, _)| n)
                 .collect();
             if addressing.is_empty() {
                 report.notes.push(format!(
                     "no change addresses rules {} or {location}; the provider may report the same error again",
-                    rules.join(", ")
+                    turnkeeper_prevent::RuleId::join(rules)
                 ));
             }
             report.addressing = addressing;

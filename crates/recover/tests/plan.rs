@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use turnkeeper_prevent::RuleId;
 use turnkeeper_recover::{
     Action, Attempts, ErrorKind, Location, MAX_ATTEMPTS, MAX_RETRIES, classify, plan,
 };
@@ -43,7 +44,7 @@ fn order_ladder_repairs_then_restores_then_disables_then_gives_up() {
     assert_eq!(
         a[0],
         Action::Repair {
-            rules: vec!["AN-16".into(), "AN-18".into()],
+            rules: vec![RuleId::An16, RuleId::An18],
             location: Location {
                 message: Some(5),
                 block: Some(0)

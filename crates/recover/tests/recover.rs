@@ -128,9 +128,9 @@ fn thinking_count(body: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn repair_rules(a: &Action) -> Vec<String> {
+fn repair_rules(a: &Action) -> Vec<&'static str> {
     match a {
-        Action::Repair { rules, .. } => rules.clone(),
+        Action::Repair { rules, .. } => rules.iter().map(|r| r.as_str()).collect(),
         other => panic!("expected a repair, got {other:?}"),
     }
 }
@@ -155,7 +155,7 @@ fn tool_result_missing_is_repaired_with_a_result_for_the_aborted_call() {
         None,
     );
     assert_eq!(d.kind, ErrorKind::ToolResultMissing);
-    assert!(repair_rules(&r.action).contains(&"AN-08".to_owned()));
+    assert!(repair_rules(&r.action).contains(&"AN-08"));
     assert!(
         r.body
             .contains(r#""tool_use_id":"toolu_014azqsWLU8Djh6RhmBGRC2u""#)
@@ -323,7 +323,7 @@ fn thinking_block_modified_without_a_store_strips_whole_blocks() {
     assert_eq!(thinking_count(&r.body), 0);
     let removal = &r.report.changes[r.report.addressing[0]];
     assert_eq!(
-        (removal.rule, removal.action),
+        (removal.rule, removal.action.as_str()),
         (RECOVER_RULE, "removed_block")
     );
     assert!(removal.fingerprint.is_some(), "a removal names the block");

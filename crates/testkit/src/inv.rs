@@ -291,7 +291,13 @@ fn untouched_thinking_on(
 }
 
 /// The report's changes as (rule, action, path), for failure messages.
-fn change_list(report: &turnkeeper_prevent::Report) -> Vec<(&'static str, &'static str, &str)> {
+fn change_list(
+    report: &turnkeeper_prevent::Report,
+) -> Vec<(
+    turnkeeper_prevent::RuleId,
+    turnkeeper_prevent::ChangeAction,
+    &str,
+)> {
     report
         .changes
         .iter()
@@ -426,7 +432,7 @@ fn convergence_on(
     let again = second_options(opts, r);
     let left: Vec<String> = check(out, &again)
         .into_iter()
-        .filter(|f| f.severity == Severity::Error && f.repair.is_some() && f.rule != "config")
+        .filter(|f| f.severity == Severity::Error && f.repair.is_some() && !f.rule.is_config())
         .map(|f| format!("{} at {}: {}", f.rule, f.path, f.message))
         .collect();
     if left.is_empty() {
@@ -665,12 +671,13 @@ fn conservation_on(
     for (_, k, v) in payloads(out) {
         *have.entry((k, v)).or_insert(0) += 1;
     }
-    const NAMING: &[&str] = &[
-        "removed_block",
-        "removed_message",
-        "edited_block",
-        "restored_message",
-        "merged_message",
+    use turnkeeper_prevent::ChangeAction;
+    const NAMING: &[ChangeAction] = &[
+        ChangeAction::RemovedBlock,
+        ChangeAction::RemovedMessage,
+        ChangeAction::EditedBlock,
+        ChangeAction::RestoredMessage,
+        ChangeAction::MergedMessage,
     ];
     // Per value: input occurrences, and the paths of those no change names. A value is lost
     // when the input had more of it than the output; the loss is explained only when at least

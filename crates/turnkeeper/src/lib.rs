@@ -49,8 +49,8 @@ pub use turnkeeper_stores as stores;
 pub use turnkeeper_guard::TurnStore;
 pub use turnkeeper_model::{Format, FormatHint, ModelError, Transcript, read};
 pub use turnkeeper_prevent::{
-    Change, Finding, Mode, Options, Policy, Profile, ProfileOverrides, Repaired, Report,
-    RequestChange, Severity, check, profile_for, repair,
+    Change, ChangeAction, Finding, Mode, Options, Policy, Profile, ProfileOverrides, Repaired,
+    Report, RequestChange, RuleId, Severity, check, profile_for, repair,
 };
 
 /// Everything that can go wrong through the facade.

@@ -6,6 +6,7 @@ use turnkeeper_model::Draft;
 
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
+use crate::id::RuleId;
 use crate::profile::Mode;
 
 /// The thinking mode, budget, `max_tokens`, sampling and `tool_choice` checks.
@@ -23,14 +24,14 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     if !thinking_replaced {
         match ctx.requested_mode {
             Some(Mode::Manual) if !p.thinking => {
-                s.find_param("config", Severity::Error, "thinking", format!("{model} does not support thinking."), Some("remove the `thinking` parameter"));
+                s.find_param(RuleId::Cfg01, Severity::Error, "thinking", format!("{model} does not support thinking."), Some("remove the `thinking` parameter"));
             }
-            Some(Mode::Manual) if !p.manual_ok => s.find_param("config", Severity::Error, "thinking.type",
+            Some(Mode::Manual) if !p.manual_ok => s.find_param(RuleId::Cfg02, Severity::Error, "thinking.type",
                 "\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior.",
                 Some("use `{\"type\":\"adaptive\"}`")),
-            Some(Mode::Adaptive) if !p.adaptive_ok => s.find_param("config", Severity::Error, "thinking.type",
+            Some(Mode::Adaptive) if !p.adaptive_ok => s.find_param(RuleId::Cfg03, Severity::Error, "thinking.type",
                 "adaptive thinking is not supported on this model", Some("use `{\"type\":\"enabled\",\"budget_tokens\":N}`")),
-            Some(Mode::Off) if !p.disabled_ok => s.find_param("config", Severity::Error, "thinking.type",
+            Some(Mode::Off) if !p.disabled_ok => s.find_param(RuleId::Cfg04, Severity::Error, "thinking.type",
                 format!("{model} cannot run with thinking disabled"), Some("omit `thinking` or use adaptive")),
             _ => {}
         }
@@ -38,14 +39,14 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             let budget = m.thinking.budget_tokens;
             match budget {
                 Some(b) if b < 1024 => s.find_param(
-                    "config",
+                    RuleId::Cfg05,
                     Severity::Error,
                     "thinking.budget_tokens",
                     "thinking.budget_tokens: Input should be greater than or equal to 1024",
                     Some("set `budget_tokens` to at least 1024"),
                 ),
                 None => s.find_param(
-                    "config",
+                    RuleId::Cfg06,
                     Severity::Error,
                     "thinking.budget_tokens",
                     "thinking.budget_tokens: Field required",
@@ -63,7 +64,7 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             {
                 {
                     s.find_param(
-                        "config",
+                        RuleId::Cfg07,
                         Severity::Error,
                         "max_tokens",
                         "`max_tokens` must be greater than `thinking.budget_tokens`",
@@ -84,7 +85,7 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         for (name, v) in [("temperature", &temp), ("top_p", &top_p), ("top_k", &top_k)] {
             if v.as_deref().is_some_and(|v| v != "null") {
                 s.find_param(
-                    "config",
+                    RuleId::Cfg08,
                     Severity::Error,
                     name,
                     format!("{model} rejects any non-default `{name}`"),
@@ -98,7 +99,7 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             .is_some_and(|v| v != "null" && v.parse::<f64>().is_ok_and(|x| x != 1.0))
         {
             s.find_param(
-                "config",
+                RuleId::Cfg09,
                 Severity::Error,
                 "temperature",
                 "`temperature` may only be set to 1 when thinking is enabled",
@@ -107,7 +108,7 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         }
         if top_k.as_deref().is_some_and(|v| v != "null") {
             s.find_param(
-                "config",
+                RuleId::Cfg10,
                 Severity::Error,
                 "top_k",
                 "`top_k` is not allowed when thinking is enabled",
@@ -120,7 +121,7 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             .is_some_and(|x| !(0.95..=1.0).contains(&x))
         {
             s.find_param(
-                "config",
+                RuleId::Cfg11,
                 Severity::Error,
                 "top_p",
                 "`top_p` must be between 0.95 and 1 when thinking is enabled",
@@ -137,7 +138,7 @@ pub fn config(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             || (ctx.mode == Mode::Adaptive && !p.forced_tool_choice_adaptive_ok))
     {
         s.find_param(
-            "config",
+            RuleId::Cfg12,
             Severity::Error,
             "tool_choice",
             "Thinking may not be enabled when tool_choice forces tool use.",

@@ -6,6 +6,7 @@ use turnkeeper_model::{BlockKind, Draft, Format, NewBlock, Role};
 
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
+use crate::id::RuleId;
 use crate::profile::GeminiSignatures;
 
 /// The documented dummy that works on both the Gemini API and Vertex AI (api-rules.md GM-05).
@@ -17,7 +18,7 @@ pub fn gm12_roles(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         if d.role(i) == Role::Other {
             s.find(
                 d,
-                "GM-12",
+                RuleId::Gm12,
                 Severity::Error,
                 i,
                 None,
@@ -46,7 +47,7 @@ pub fn gm13_empty(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             if empty_part {
                 s.find(
                     d,
-                    "GM-13",
+                    RuleId::Gm13,
                     Severity::Error,
                     i,
                     Some(j),
@@ -54,7 +55,7 @@ pub fn gm13_empty(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                     Some("remove it"),
                 );
                 if s.apply {
-                    s.remove_block(d, "GM-13", i, j, "removed an empty part");
+                    s.remove_block(d, RuleId::Gm13, i, j, "removed an empty part");
                     continue;
                 }
             }
@@ -63,7 +64,7 @@ pub fn gm13_empty(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         if d.block_count(i) == 0 {
             s.find(
                 d,
-                "GM-13",
+                RuleId::Gm13,
                 Severity::Error,
                 i,
                 None,
@@ -71,7 +72,7 @@ pub fn gm13_empty(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 Some("remove it"),
             );
             if s.apply {
-                s.remove_message(d, "GM-13", i, "removed a content with no parts");
+                s.remove_message(d, RuleId::Gm13, i, "removed a content with no parts");
                 continue;
             }
         }
@@ -111,7 +112,7 @@ pub fn gm01_signatures(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             .str(b.block.name)
             .map(|n| n.into_owned())
             .unwrap_or_default();
-        s.find(d, "GM-01", Severity::Error, i, Some(j),
+        s.find(d, RuleId::Gm01, Severity::Error, i, Some(j),
             format!("Function call `{name}` in the `{i}.` content block is missing a `thought_signature`."),
             Some("set the documented dummy signature on this first call of the step"));
         if s.apply {
@@ -124,7 +125,7 @@ pub fn gm01_signatures(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             if let Some(nb) = edited {
                 // The documented dummy is the one signature turnkeeper may write (GM-05).
                 s.restored.push(nb.json.clone());
-                s.edit_block(d, "GM-01", i, j, nb, "set `thoughtSignature` to the documented dummy: this call never had a signature");
+                s.edit_block(d, RuleId::Gm01, i, j, nb, "set `thoughtSignature` to the documented dummy: this call never had a signature");
             }
         }
     }

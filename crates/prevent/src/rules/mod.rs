@@ -18,6 +18,7 @@ pub mod thinking;
 use turnkeeper_model::{Draft, Format};
 
 use crate::ctx::{Ctx, Sink};
+use crate::id::RuleId;
 
 /// A rule: an id-bearing name and the function that finds (and, with `Sink::apply`, repairs).
 #[derive(Clone, Copy)]
@@ -25,7 +26,7 @@ pub struct Rule {
     /// A short name.
     pub name: &'static str,
     /// The rule ids from api-rules.md it covers.
-    pub ids: &'static [&'static str],
+    pub ids: &'static [RuleId],
     /// The formats it applies to; the pipeline skips it for others.
     pub formats: &'static [Format],
     /// The function.
@@ -45,123 +46,142 @@ impl std::fmt::Debug for Rule {
 pub const RULES: &[Rule] = &[
     Rule {
         name: "restore",
-        ids: &["AN-22"],
+        ids: &[RuleId::An22],
         formats: &[Format::Anthropic],
         run: thinking::an22_restore,
     },
     Rule {
         name: "signatures",
-        ids: &["AN-23", "AN-06"],
+        ids: &[RuleId::An23, RuleId::An06],
         formats: &[Format::Anthropic],
         run: thinking::an23_signatures,
     },
     Rule {
         name: "schema",
-        ids: &["AN-06"],
+        ids: &[RuleId::An06],
         formats: &[Format::Anthropic],
         run: structure::an06_schema,
     },
     Rule {
         name: "trailing-thinking",
-        ids: &["AN-19"],
+        ids: &[RuleId::An19],
         formats: &[Format::Anthropic],
         run: thinking::an19_trailing,
     },
     Rule {
         name: "empty-text",
-        ids: &["AN-05"],
+        ids: &[RuleId::An05],
         formats: &[Format::Anthropic],
         run: structure::an05_empty_text,
     },
     Rule {
         name: "gemini-empty",
-        ids: &["GM-13"],
+        ids: &[RuleId::Gm13],
         formats: &[Format::Gemini],
         run: gemini::gm13_empty,
     },
     Rule {
         name: "gemini-roles",
-        ids: &["GM-12"],
+        ids: &[RuleId::Gm12],
         formats: &[Format::Gemini],
         run: gemini::gm12_roles,
     },
     Rule {
         name: "empty-messages",
-        ids: &["AN-04"],
+        ids: &[RuleId::An04],
         formats: &[Format::Anthropic],
         run: structure::an04_empty_messages,
     },
     Rule {
         name: "first-user",
-        ids: &["AN-01"],
+        ids: &[RuleId::An01],
         formats: &[Format::Anthropic],
         run: structure::an01_first_user,
     },
     Rule {
         name: "same-role",
-        ids: &["AN-02"],
+        ids: &[RuleId::An02],
         formats: &[Format::Anthropic, Format::Gemini],
         run: structure::an02_same_role,
     },
     Rule {
         name: "server-tools",
-        ids: &["AN-15"],
+        ids: &[RuleId::An15],
         formats: &[Format::Anthropic],
         run: pairing::an15_server_tools,
     },
     Rule {
         name: "pairing",
         ids: &[
-            "AN-08", "AN-09", "AN-10", "AN-11", "GM-03", "GM-09", "GM-10",
+            RuleId::An08,
+            RuleId::An09,
+            RuleId::An10,
+            RuleId::An11,
+            RuleId::Gm03,
+            RuleId::Gm09,
+            RuleId::Gm10,
         ],
         formats: &[Format::Anthropic, Format::Gemini],
         run: pairing::an08_pairing,
     },
     Rule {
         name: "first-user-after-pairing",
-        ids: &["AN-01"],
+        ids: &[RuleId::An01],
         formats: &[Format::Anthropic],
         run: structure::an01_after_pairing,
     },
     Rule {
         name: "tool-ids",
-        ids: &["AN-12"],
+        ids: &[RuleId::An12],
         formats: &[Format::Anthropic],
         run: pairing::an12_tool_ids,
     },
     Rule {
         name: "thinking-first",
-        ids: &["AN-18"],
+        ids: &[RuleId::An18],
         formats: &[Format::Anthropic],
         run: thinking::an18_thinking_first,
     },
     Rule {
         name: "prefill",
-        ids: &["AN-03", "AN-20"],
+        ids: &[RuleId::An03, RuleId::An20],
         formats: &[Format::Anthropic],
         run: structure::an03_prefill,
     },
     Rule {
         name: "open-loop",
-        ids: &["AN-16"],
+        ids: &[RuleId::An16],
         formats: &[Format::Anthropic],
         run: thinking::an16_open_loop,
     },
     Rule {
         name: "gemini-signatures",
-        ids: &["GM-01", "GM-02", "GM-05"],
+        ids: &[RuleId::Gm01],
         formats: &[Format::Gemini],
         run: gemini::gm01_signatures,
     },
     Rule {
         name: "prefix-binding",
-        ids: &["AN-25"],
+        ids: &[RuleId::An25],
         formats: &[Format::Anthropic],
         run: thinking::an25_prefix,
     },
     Rule {
         name: "config",
-        ids: &["config"],
+        ids: &[
+            RuleId::Cfg01,
+            RuleId::Cfg02,
+            RuleId::Cfg03,
+            RuleId::Cfg04,
+            RuleId::Cfg05,
+            RuleId::Cfg06,
+            RuleId::Cfg07,
+            RuleId::Cfg08,
+            RuleId::Cfg09,
+            RuleId::Cfg10,
+            RuleId::Cfg11,
+            RuleId::Cfg12,
+        ],
         formats: &[Format::Anthropic],
         run: config::config,
     },

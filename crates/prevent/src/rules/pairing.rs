@@ -17,6 +17,7 @@ use turnkeeper_model::{BlockKind, BlockRef, Draft, DraftBlock, Format, Kinds, Ne
 
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
+use crate::id::{ChangeAction, RuleId};
 
 /// The key a call and its result are matched by: the id (`id` of a call, `tool_use_id` of a
 /// result), or for Gemini calls without an id, the function name (GM-11: "match by `id` when
@@ -148,11 +149,11 @@ fn synthetic_result(
         .map(|b| DraftBlock::New(Box::new(b)))
 }
 
-fn ids(format: Format) -> (&'static str, &'static str, &'static str, &'static str) {
+fn ids(format: Format) -> (RuleId, RuleId, RuleId, RuleId) {
     // (missing, order, late/placement, orphan)
     match format {
-        Format::Gemini => ("GM-10", "GM-03", "GM-09", "GM-10"),
-        _ => ("AN-08", "AN-09", "AN-11", "AN-10"),
+        Format::Gemini => (RuleId::Gm10, RuleId::Gm03, RuleId::Gm09, RuleId::Gm10),
+        _ => (RuleId::An08, RuleId::An09, RuleId::An11, RuleId::An10),
     }
 }
 
@@ -352,7 +353,7 @@ fn report(
     s: &mut Sink,
     i: usize,
     a: &Analysis,
-    rules: (&'static str, &'static str, &'static str, &'static str),
+    rules: (RuleId, RuleId, RuleId, RuleId),
 ) {
     let (r_missing, r_order, r_late, r_orphan) = rules;
     if !a.missing.is_empty() {
@@ -426,7 +427,7 @@ fn rebuild(
     d: &mut Draft<'_, '_>,
     s: &mut Sink,
     run: Run<'_>,
-    rules: (&'static str, &'static str, &'static str),
+    rules: (RuleId, RuleId, RuleId),
 ) -> usize {
     let (r_missing, r_late, r_orphan) = rules;
     let Run {
@@ -461,7 +462,7 @@ fn rebuild(
                     let moved_from = crate::ctx::loc(d, k, Some(j)).path;
                     d.remove_block(k, j);
                     if k != first {
-                        s.changed(d, r_late, "moved_block", first, None, format!("moved the result for `{key}` here from {moved_from}"));
+                        s.changed(d, r_late, ChangeAction::MovedBlock, first, None, format!("moved the result for `{key}` here from {moved_from}"));
                     }
                 }
                 Some(_) => s.remove_block(d, r_orphan, k, j, format!("removed a duplicate result for `{key}`")),
@@ -507,8 +508,8 @@ fn rebuild(
     if reorder {
         s.changed(
             d,
-            "AN-09",
-            "reordered_message",
+            RuleId::An09,
+            ChangeAction::ReorderedMessage,
             first,
             None,
             "put the tool results first, in call order",
@@ -518,7 +519,7 @@ fn rebuild(
         s.changed(
             d,
             r_missing,
-            "inserted_block",
+            ChangeAction::InsertedBlock,
             first,
             None,
             format!("added an error result for `{key}`, a call that never got one"),
@@ -603,7 +604,7 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             .clone();
         s.find(
             d,
-            "AN-12",
+            RuleId::An12,
             Severity::Error,
             i,
             Some(j),
@@ -620,7 +621,7 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             if let Some(nb) = edited {
                 s.edit_block(
                     d,
-                    "AN-12",
+                    RuleId::An12,
                     i,
                     j,
                     nb,
@@ -651,13 +652,13 @@ pub fn an15_server_tools(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink
                     let id = b.tool_use_id().map(|x| x.into_owned()).unwrap_or_default();
                     if !seen.contains(&id) {
                         let t = b.type_name().into_owned();
-                        s.find(d, "AN-15", Severity::Error, i, Some(j),
+                        s.find(d, RuleId::An15, Severity::Error, i, Some(j),
                             format!("unexpected `tool_use_id` found in `{t}` blocks: {id}. Each `{t}` block must have a corresponding `server_tool_use` block before it."),
                             Some("remove the orphan server result"));
                         if s.apply {
                             s.remove_block(
                                 d,
-                                "AN-15",
+                                RuleId::An15,
                                 i,
                                 j,
                                 format!("removed a `{t}` whose `server_tool_use` is not before it"),

@@ -8,6 +8,7 @@ use turnkeeper_model::{BlockKind, Draft, DraftBlock, NewBlock, Role};
 
 use crate::ctx::{Ctx, DraftExt, Sink};
 use crate::finding::Severity;
+use crate::id::{ChangeAction, RuleId};
 use crate::profile::Mode;
 
 /// AN-06: fields a block's type does not define. `signature` on a non-thinking block, and fields
@@ -29,7 +30,7 @@ pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             let foreign = b.str(b.block.foreign_key).map(|k| k.into_owned());
             if b.kind().is_thinking() {
                 let field = foreign.unwrap_or_else(|| "cache_control".to_owned());
-                s.find(d, "AN-06", Severity::Error, i, Some(j),
+                s.find(d, RuleId::An06, Severity::Error, i, Some(j),
                     format!("`{field}` on a thinking block: the API rejects it, and turnkeeper never edits thinking blocks"),
                     None);
             } else {
@@ -48,7 +49,7 @@ pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 for field in &fields {
                     s.find(
                         d,
-                        "AN-06",
+                        RuleId::An06,
                         Severity::Error,
                         i,
                         Some(j),
@@ -66,7 +67,7 @@ pub fn an06_schema(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                     if let Ok(nb) = NewBlock::new(d.transcript().format, json) {
                         s.edit_block(
                             d,
-                            "AN-06",
+                            RuleId::An06,
                             i,
                             j,
                             nb,
@@ -126,7 +127,7 @@ pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             };
             s.find(
                 d,
-                "AN-05",
+                RuleId::An05,
                 Severity::Error,
                 i,
                 Some(j),
@@ -137,7 +138,7 @@ pub fn an05_empty_text(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 j += 1;
                 continue;
             }
-            s.remove_block(d, "AN-05", i, j, format!("removed {what}"));
+            s.remove_block(d, RuleId::An05, i, j, format!("removed {what}"));
             // The breakpoint moves first: thinking is never a target, so the AN-19 removal
             // below cannot take it away again, and while the message is still at `i` a
             // breakpoint with nowhere to go is reported there.
@@ -172,8 +173,8 @@ fn move_cache_control(d: &mut Draft<'_, '_>, s: &mut Sink, i: usize, j: usize, c
     let Some(k) = target else {
         s.changed(
             d,
-            "AN-05",
-            "removed_field",
+            RuleId::An05,
+            ChangeAction::RemovedField,
             i,
             None,
             "dropped a `cache_control` breakpoint: no cacheable block left in the message",
@@ -187,7 +188,7 @@ fn move_cache_control(d: &mut Draft<'_, '_>, s: &mut Sink, i: usize, j: usize, c
     if let Some(nb) = edited {
         s.edit_block(
             d,
-            "AN-05",
+            RuleId::An05,
             i,
             k,
             nb,
@@ -212,11 +213,11 @@ pub fn an04_empty_messages(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Si
     while i < d.len() {
         let last = i + 1 == d.len();
         if is_empty_message(d, i) && !(last && d.role(i) == Role::Assistant) {
-            s.find(d, "AN-04", Severity::Error, i, None,
+            s.find(d, RuleId::An04, Severity::Error, i, None,
                 "a message with empty content: \"all messages must have non-empty content except for the optional final assistant message\"",
                 Some("remove the message"));
             if s.apply {
-                s.remove_message(d, "AN-04", i, "removed a message with no content");
+                s.remove_message(d, RuleId::An04, i, "removed a message with no content");
                 continue;
             }
         }
@@ -232,7 +233,7 @@ pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
         if !d.is_empty() && d.role(0) != Role::User {
             s.find(
                 d,
-                "AN-01",
+                RuleId::An01,
                 Severity::Error,
                 0,
                 None,
@@ -244,7 +245,7 @@ pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
     }
     s.find(
         d,
-        "AN-01",
+        RuleId::An01,
         Severity::Error,
         0,
         None,
@@ -254,13 +255,13 @@ pub fn an01_first_user(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
     if s.apply {
         loop {
             while !d.is_empty() && d.role(0) != Role::User {
-                s.remove_message(d, "AN-01", 0, "removed a leading non-user message (the conversation must start with the user)");
+                s.remove_message(d, RuleId::An01, 0, "removed a leading non-user message (the conversation must start with the user)");
             }
             // A first user message made only of results answers calls that are gone (AN-10).
             if d.len() > 1 && d.only_tool_results(0) {
                 s.remove_message(
                     d,
-                    "AN-10",
+                    RuleId::An10,
                     0,
                     "removed a first message holding only results for calls that were removed",
                 );
@@ -296,7 +297,7 @@ pub fn an02_same_role(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         if d.role(i) == d.role(i - 1) && matches!(d.role(i), Role::User | Role::Assistant) {
             s.find(
                 d,
-                "AN-02",
+                RuleId::An02,
                 Severity::Error,
                 i,
                 None,
@@ -312,8 +313,8 @@ pub fn an02_same_role(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 d.set_blocks(i - 1, list);
                 s.changed(
                     d,
-                    "AN-02",
-                    "merged_message",
+                    RuleId::An02,
+                    ChangeAction::MergedMessage,
                     i - 1,
                     None,
                     format!("merged the next message's {n} block(s) after block {at}"),
@@ -355,7 +356,7 @@ pub fn an03_prefill(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             };
             s.find(
                 d,
-                "AN-03",
+                RuleId::An03,
                 Severity::Error,
                 i,
                 None,
@@ -367,7 +368,7 @@ pub fn an03_prefill(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             }
             s.remove_message(
                 d,
-                "AN-03",
+                RuleId::An03,
                 i,
                 "removed a trailing assistant message (prefill)",
             );
@@ -375,14 +376,14 @@ pub fn an03_prefill(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         }
         // Thinking off, prefill allowed: no thinking in the final position (AN-20).
         if ctx.mode == Mode::Off && d.has_thinking(i) {
-            s.find(d, "AN-20", Severity::Error, i, Some(0),
+            s.find(d, RuleId::An20, Severity::Error, i, Some(0),
                 "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`",
                 Some("remove the thinking blocks from the final assistant message"));
             if s.apply {
                 crate::rules::thinking::drop_thinking(
                     d,
                     s,
-                    "AN-20",
+                    RuleId::An20,
                     i,
                     "removed thinking from the final assistant message: thinking is disabled",
                 );

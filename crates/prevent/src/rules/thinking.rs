@@ -10,6 +10,7 @@ use turnkeeper_model::{
 
 use crate::ctx::{BINDING_BETA, Ctx, DraftExt, Sink};
 use crate::finding::Severity;
+use crate::id::{ChangeAction, RuleId};
 use crate::policy::{MissingThinking, PrefixEdit};
 use crate::profile::Mode;
 
@@ -75,13 +76,7 @@ fn stored_original(
     Some((blocks, guarded))
 }
 
-fn restore(
-    ctx: &Ctx<'_>,
-    d: &mut Draft<'_, '_>,
-    s: &mut Sink,
-    i: usize,
-    rule: &'static str,
-) -> bool {
+fn restore(ctx: &Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink, i: usize, rule: RuleId) -> bool {
     match stored_original(ctx, d, i) {
         Some(original) => {
             put_back(d, s, i, rule, original);
@@ -97,7 +92,7 @@ fn put_back(
     d: &mut Draft<'_, '_>,
     s: &mut Sink,
     i: usize,
-    rule: &'static str,
+    rule: RuleId,
     original: (Vec<DraftBlock>, Vec<String>),
 ) {
     let (blocks, guarded) = original;
@@ -111,7 +106,7 @@ fn put_back(
     s.changed(
         d,
         rule,
-        "restored_message",
+        ChangeAction::RestoredMessage,
         i,
         None,
         "put back the assistant turn exactly as the provider returned it (turn store)",
@@ -128,11 +123,11 @@ pub fn an22_restore(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             continue;
         }
         if let Some(original) = stored_original(ctx, d, i) {
-            s.find(d, "AN-22", Severity::Error, i, None,
+            s.find(d, RuleId::An22, Severity::Error, i, None,
                 "`thinking` or `redacted_thinking` blocks differ from the original response: they must remain as they were",
                 Some("restore the turn from the store"));
             if s.apply {
-                put_back(d, s, i, "AN-22", original);
+                put_back(d, s, i, RuleId::An22, original);
             }
         } else if Some(i) == last_assistant && d.transcript().format == Format::Anthropic {
             let edited_looking = d.has_thinking(i)
@@ -142,7 +137,7 @@ pub fn an22_restore(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                     b.kind() == BlockKind::Thinking && b.signature().is_none_or(|x| x.is_empty())
                 }));
             if edited_looking {
-                s.find(d, "AN-22", Severity::Warning, i, None,
+                s.find(d, RuleId::An22, Severity::Warning, i, None,
                     "the latest assistant turn looks edited and no stored original is available: unverifiable",
                     None);
             }
@@ -187,9 +182,9 @@ pub fn an23_signatures(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) 
             };
             if let Some(why) = problem {
                 let rule = if b.kind() == BlockKind::Thinking && !b.block.has_signature_key {
-                    "AN-06"
+                    RuleId::An06
                 } else {
-                    "AN-23"
+                    RuleId::An23
                 };
                 s.find(
                     d,
@@ -262,7 +257,7 @@ pub(crate) fn trailing_thinking(
         }
         s.find(
             d,
-            "AN-19",
+            RuleId::An19,
             Severity::Error,
             i,
             Some(n),
@@ -274,7 +269,7 @@ pub(crate) fn trailing_thinking(
         }
         s.remove_block(
             d,
-            "AN-19",
+            RuleId::An19,
             i,
             n,
             "removed a trailing thinking block (an interrupted stream)",
@@ -284,7 +279,7 @@ pub(crate) fn trailing_thinking(
     if removed_any && d.block_count(i) == 0 && i + 1 < d.len() {
         s.remove_message(
             d,
-            "AN-04",
+            RuleId::An04,
             i,
             "removed a message left with no content once its trailing thinking went",
         );
@@ -313,16 +308,16 @@ pub fn an18_thinking_first(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sin
             .block(i, 0)
             .map(|b| b.type_name().into_owned())
             .unwrap_or_default();
-        s.find(d, "AN-18", Severity::Error, i, Some(0),
+        s.find(d, RuleId::An18, Severity::Error, i, Some(0),
             format!("If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `{found}`."),
             Some("restore the original turn; otherwise remove this message's thinking blocks"));
-        if !s.apply || restore(ctx, d, s, i, "AN-18") {
+        if !s.apply || restore(ctx, d, s, i, RuleId::An18) {
             continue;
         }
         drop_thinking(
             d,
             s,
-            "AN-18",
+            RuleId::An18,
             i,
             "removed a thinking block that did not lead its message (moving it would be an edit the API rejects)",
         );
@@ -336,7 +331,7 @@ pub fn an18_thinking_first(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sin
 pub(crate) fn drop_thinking(
     d: &mut Draft<'_, '_>,
     s: &mut Sink,
-    rule: &'static str,
+    rule: RuleId,
     i: usize,
     reason: &str,
 ) {
@@ -349,7 +344,7 @@ pub(crate) fn drop_thinking(
         if orphaned_lead_in {
             s.remove_block(
                 d,
-                "AN-05",
+                RuleId::An05,
                 i,
                 j,
                 "removed whitespace text that led into thinking blocks that were removed",
@@ -361,7 +356,7 @@ pub(crate) fn drop_thinking(
     if d.block_count(i) == 0 && i + 1 < d.len() {
         s.remove_message(
             d,
-            "AN-04",
+            RuleId::An04,
             i,
             "removed a message left with no content once its thinking went",
         );
@@ -371,13 +366,7 @@ pub(crate) fn drop_thinking(
 /// Removes every thinking and redacted thinking block of message `i`, whole, each reported under
 /// `rule` with `reason`, and nothing else: tidying what that leaves (whitespace that led into
 /// them, an emptied message) is the caller's.
-pub fn remove_thinking(
-    d: &mut Draft<'_, '_>,
-    s: &mut Sink,
-    rule: &'static str,
-    i: usize,
-    reason: &str,
-) {
+pub fn remove_thinking(d: &mut Draft<'_, '_>, s: &mut Sink, rule: RuleId, i: usize, reason: &str) {
     let mut j = 0;
     while j < d.block_count(i) {
         if d.block(i, j).is_some_and(|b| b.kind().is_thinking()) {
@@ -415,7 +404,7 @@ pub fn an16_open_loop(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
         return;
     }
     let found = first.type_name().into_owned();
-    s.find(d, "AN-16", Severity::Error, i, Some(0),
+    s.find(d, RuleId::An16, Severity::Error, i, Some(0),
         format!("Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block."),
         Some(&describe(&ctx.policy.on_missing_thinking)));
     if !s.apply {
@@ -423,15 +412,15 @@ pub fn an16_open_loop(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     }
     for strategy in ctx.policy.on_missing_thinking.clone() {
         match strategy {
-            MissingThinking::Restore if restore(ctx, d, s, i, "AN-16") => return,
+            MissingThinking::Restore if restore(ctx, d, s, i, RuleId::An16) => return,
             MissingThinking::DisableThinking if ctx.profile.disabled_ok => {
-                s.set_param(d, "AN-16", "thinking", "{\"type\":\"disabled\"}",
+                s.set_param(d, RuleId::An16, "thinking", "{\"type\":\"disabled\"}",
                     "disabled thinking for this request: the open tool loop's first assistant message has no thinking to send back (it resumes on the next turn)");
                 ctx.mode = Mode::Off;
                 return;
             }
             MissingThinking::Adaptive if ctx.profile.adaptive_ok => {
-                s.set_param(d, "AN-16", "thinking", "{\"type\":\"adaptive\"}",
+                s.set_param(d, RuleId::An16, "thinking", "{\"type\":\"adaptive\"}",
                     "switched to adaptive thinking, which does not require the turn to start with thinking (AN-17)");
                 ctx.mode = Mode::Adaptive;
                 return;
@@ -442,7 +431,7 @@ pub fn an16_open_loop(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                     let at = d.block_count(last);
                     s.insert_block(
                         d,
-                        "AN-16",
+                        RuleId::An16,
                         last,
                         at,
                         b,
@@ -489,13 +478,13 @@ pub fn an25_prefix(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     }
     match ctx.policy.on_prefix_edit {
         PrefixEdit::Fail => {
-            s.find(d, "AN-25", Severity::Error, later[0], None,
+            s.find(d, RuleId::An25, Severity::Error, later[0], None,
                 "a repair edited the prefix of prefix-bound thinking blocks: \"The block is bound to a different conversation\"", None);
         }
         PrefixEdit::DropBlock => {
-            s.set_param(d, "AN-25", "thinking", &drop_block_param(ctx),
+            s.set_param(d, RuleId::An25, "thinking", &drop_block_param(ctx),
                 "asked the API to drop thinking blocks whose prefix a repair changed (prefix_mismatch_behavior: drop_block)");
-            s.add_beta("AN-25", BINDING_BETA);
+            s.add_beta(RuleId::An25, BINDING_BETA);
             ctx.drop_block = true;
         }
         PrefixEdit::StripAfterEdit => {
@@ -504,7 +493,7 @@ pub fn an25_prefix(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 drop_thinking(
                     d,
                     s,
-                    "AN-25",
+                    RuleId::An25,
                     i,
                     "removed a prefix-bound thinking block after an earlier repair (its prefix changed, so it can no longer verify)",
                 );

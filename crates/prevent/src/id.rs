@@ -1,0 +1,277 @@
+//! Typed rule ids and change actions.
+//!
+//! A rule id names one check of the catalogue (`AN-xx` for Anthropic's Messages API, `GM-xx` for
+//! Gemini, `CFG-xx` for the request settings the API rejects before it reads the transcript).
+//! The strings are the ones api-rules.md uses, and the ones the JSON output has always carried:
+//! [`RuleId`] serialises to them and parses from them.
+
+use serde::{Deserialize, Serialize};
+
+/// Declares [`RuleId`]: variant, wire string, one-line summary.
+macro_rules! rule_ids {
+    ($($(#[$doc:meta])* $v:ident = $s:literal, $summary:literal;)*) => {
+        /// The id of one rule of the catalogue.
+        ///
+        /// Serialised as its string (`"AN-08"`); compares equal to that string, so
+        /// `finding.rule == "AN-08"` reads as before.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub enum RuleId {
+            $(
+                $(#[$doc])*
+                #[serde(rename = $s)]
+                $v,
+            )*
+        }
+
+        impl RuleId {
+            /// Every id, in catalogue order.
+            pub const ALL: &'static [RuleId] = &[$(RuleId::$v),*];
+
+            /// The id as api-rules.md and the JSON output spell it (`"AN-08"`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(RuleId::$v => $s,)*
+                }
+            }
+
+            /// A one-line summary of what the rule checks.
+            pub const fn summary(self) -> &'static str {
+                match self {
+                    $(RuleId::$v => $summary,)*
+                }
+            }
+
+            /// The id spelled `s`, if there is one.
+            pub fn parse(s: &str) -> Option<RuleId> {
+                match s {
+                    $($s => Some(RuleId::$v),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+rule_ids! {
+    /// The first message must be a user message.
+    An01 = "AN-01", "the first message must use the user role";
+    /// Consecutive same-role messages (merged by the API; some targets reject them).
+    An02 = "AN-02", "consecutive messages with the same role";
+    /// A trailing assistant message (prefill) where none is allowed.
+    An03 = "AN-03", "a trailing assistant message (prefill) where none is allowed";
+    /// A message with empty content.
+    An04 = "AN-04", "a message with empty content";
+    /// An empty or whitespace-only text block.
+    An05 = "AN-05", "an empty or whitespace-only text block";
+    /// A field the block's type does not define, or a required field missing.
+    An06 = "AN-06", "a field the block type does not define, or a required one missing";
+    /// A client tool call without a result in the next user message.
+    An08 = "AN-08", "a tool_use without a tool_result right after it";
+    /// Tool results not at the front of their user message.
+    An09 = "AN-09", "tool results not first in their message";
+    /// A tool result that answers no call, or a second result for one call.
+    An10 = "AN-10", "a tool_result without its tool_use, or a duplicate";
+    /// A result in a later message than the one right after its call.
+    An11 = "AN-11", "a message between a tool_use and its tool_result";
+    /// A tool id that does not match `^[a-zA-Z0-9_-]+$`.
+    An12 = "AN-12", "a tool id outside ^[a-zA-Z0-9_-]+$";
+    /// A server tool result without its `server_tool_use` before it.
+    An15 = "AN-15", "a server tool result without its server_tool_use";
+    /// Manual thinking: the open tool loop's first assistant message does not start with thinking.
+    An16 = "AN-16", "manual thinking: the open tool loop does not start with thinking";
+    /// Manual thinking: a message with thinking does not start with it.
+    An18 = "AN-18", "manual thinking: thinking is not the first block of its message";
+    /// An assistant message ends with a thinking block.
+    An19 = "AN-19", "an assistant message ends with a thinking block";
+    /// Thinking off: thinking in the final assistant message.
+    An20 = "AN-20", "thinking off: thinking in the final assistant message";
+    /// A thinking block differs from the provider's original (restored from the turn store).
+    An22 = "AN-22", "thinking differs from the provider's original";
+    /// A thinking block whose signature can never verify.
+    An23 = "AN-23", "a thinking signature that can never verify";
+    /// A prefix-bound thinking block after an edit of its prefix.
+    An25 = "AN-25", "a prefix-bound thinking block after an edited prefix";
+    /// Gemini 3: the first function call of a step lacks its `thoughtSignature` (GM-02 and
+    /// GM-05 describe which call and the documented dummy).
+    Gm01 = "GM-01", "Gemini: the first call of a step lacks a thoughtSignature";
+    /// Gemini: function responses not at the front of the next user content.
+    Gm03 = "GM-03", "Gemini: function responses not first";
+    /// Gemini: a function response in the wrong turn, or answering no call.
+    Gm09 = "GM-09", "Gemini: a function response in the wrong turn";
+    /// Gemini: function calls and responses do not pair up.
+    Gm10 = "GM-10", "Gemini: function calls and responses do not pair up";
+    /// Gemini: a role other than `user` or `model`.
+    Gm12 = "GM-12", "Gemini: a role other than user or model";
+    /// Gemini: a content with no parts, or an empty part.
+    Gm13 = "GM-13", "Gemini: a content without parts, or an empty part";
+    /// Thinking requested on a model without thinking.
+    Cfg01 = "CFG-01", "thinking requested on a model that has none";
+    /// Manual thinking (`enabled`) on a model that accepts only adaptive thinking.
+    Cfg02 = "CFG-02", "manual thinking on an adaptive-only model";
+    /// Adaptive thinking on a model that does not support it.
+    Cfg03 = "CFG-03", "adaptive thinking on a model without it";
+    /// Thinking disabled on a model that cannot run without it.
+    Cfg04 = "CFG-04", "thinking disabled on a model that requires it";
+    /// Manual thinking with `budget_tokens` below 1024.
+    Cfg05 = "CFG-05", "budget_tokens below 1024";
+    /// Manual thinking without `budget_tokens`.
+    Cfg06 = "CFG-06", "manual thinking without budget_tokens";
+    /// `max_tokens` not above `budget_tokens` (without interleaved thinking).
+    Cfg07 = "CFG-07", "max_tokens not above budget_tokens";
+    /// A non-default sampling parameter on a model that rejects any.
+    Cfg08 = "CFG-08", "a sampling parameter on a model that rejects any";
+    /// Thinking on: `temperature` other than 1.
+    Cfg09 = "CFG-09", "thinking on: temperature other than 1";
+    /// Thinking on: `top_k` set.
+    Cfg10 = "CFG-10", "thinking on: top_k set";
+    /// Thinking on: `top_p` outside 0.95..=1.
+    Cfg11 = "CFG-11", "thinking on: top_p outside 0.95..1";
+    /// Thinking on: `tool_choice` forces tool use.
+    Cfg12 = "CFG-12", "thinking on: tool_choice forces tool use";
+    /// Not a rule of the catalogue: the id on changes `turnkeeper-recover` makes itself
+    /// (disabling thinking, stripping it) after the provider rejected a request.
+    Recover = "recover", "a change made by recovery, not by a rule";
+}
+
+impl RuleId {
+    /// True for the ids of the rule catalogue (every id but [`RuleId::Recover`]).
+    pub fn is_rule(self) -> bool {
+        self != RuleId::Recover
+    }
+
+    /// `ids` as a comma-separated list (`"AN-08, AN-09"`), for messages.
+    pub fn join(ids: &[RuleId]) -> String {
+        let strs: Vec<&str> = ids.iter().map(|r| r.as_str()).collect();
+        strs.join(", ")
+    }
+
+    /// True for the request-setting checks (`CFG-xx`): the caller's settings, reported with
+    /// the fix but never changed by `repair`.
+    pub fn is_config(self) -> bool {
+        self.as_str().starts_with("CFG-")
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is no rule id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rule id {0:?}")]
+pub struct UnknownRuleId(pub String);
+
+impl std::str::FromStr for RuleId {
+    type Err = UnknownRuleId;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RuleId::parse(s).ok_or_else(|| UnknownRuleId(s.to_owned()))
+    }
+}
+
+impl PartialEq<str> for RuleId {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for RuleId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<RuleId> for &str {
+    fn eq(&self, other: &RuleId) -> bool {
+        *self == other.as_str()
+    }
+}
+
+/// What a change did. Serialised in snake case (`"removed_block"`), the strings the report has
+/// always used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ChangeAction {
+    /// A block was removed.
+    RemovedBlock,
+    /// A block was added.
+    InsertedBlock,
+    /// A block was replaced by an edited copy (never a thinking block).
+    EditedBlock,
+    /// A block was moved to another message.
+    MovedBlock,
+    /// A field was removed from the message (a `cache_control` with nowhere to go).
+    RemovedField,
+    /// A message was removed.
+    RemovedMessage,
+    /// A message was added.
+    InsertedMessage,
+    /// A message's blocks were put in another order.
+    ReorderedMessage,
+    /// The next message's blocks were appended to this one, and the next message removed.
+    MergedMessage,
+    /// A message was put back as the provider returned it (turn store).
+    RestoredMessage,
+    /// A top-level request parameter was set.
+    Request,
+}
+
+impl ChangeAction {
+    /// The action as the report spells it (`"removed_block"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChangeAction::RemovedBlock => "removed_block",
+            ChangeAction::InsertedBlock => "inserted_block",
+            ChangeAction::EditedBlock => "edited_block",
+            ChangeAction::MovedBlock => "moved_block",
+            ChangeAction::RemovedField => "removed_field",
+            ChangeAction::RemovedMessage => "removed_message",
+            ChangeAction::InsertedMessage => "inserted_message",
+            ChangeAction::ReorderedMessage => "reordered_message",
+            ChangeAction::MergedMessage => "merged_message",
+            ChangeAction::RestoredMessage => "restored_message",
+            ChangeAction::Request => "request",
+        }
+    }
+}
+
+impl std::fmt::Display for ChangeAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ChangeAction {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_through_their_strings() {
+        for &id in RuleId::ALL {
+            assert_eq!(RuleId::parse(id.as_str()), Some(id));
+            let json = serde_json::to_string(&id).expect("serialises");
+            assert_eq!(json, format!("\"{id}\""));
+            assert_eq!(serde_json::from_str::<RuleId>(&json).expect("parses"), id);
+        }
+        assert_eq!(RuleId::parse("config"), None);
+        assert!("AN-99".parse::<RuleId>().is_err());
+    }
+
+    #[test]
+    fn actions_serialise_as_before() {
+        assert_eq!(
+            serde_json::to_string(&ChangeAction::RemovedBlock).expect("serialises"),
+            "\"removed_block\""
+        );
+        assert_eq!(ChangeAction::MergedMessage.as_str(), "merged_message");
+    }
+}
