@@ -132,12 +132,16 @@ rule_ids! {
     /// Not a rule of the catalogue: the id on changes `turnkeeper-recover` makes itself
     /// (disabling thinking, stripping it) after the provider rejected a request.
     Recover = "recover", "a change made by recovery, not by a rule";
+    /// Not a rule of the catalogue: an input the rules could not be run on (an OpenCode export
+    /// that reads as JSON but does not load as a session); reported, never "no findings".
+    Unchecked = "unchecked", "an input the rules could not be run on";
 }
 
 impl RuleId {
-    /// True for the ids of the rule catalogue (every id but [`RuleId::Recover`]).
+    /// True for the ids of the rule catalogue (every id but [`RuleId::Recover`] and
+    /// [`RuleId::Unchecked`]).
     pub fn is_rule(self) -> bool {
-        self != RuleId::Recover
+        !matches!(self, RuleId::Recover | RuleId::Unchecked)
     }
 
     /// `ids` as a comma-separated list (`"AN-08, AN-09"`), for messages.

@@ -139,7 +139,7 @@ pub fn check(t: &Transcript<'_>, opts: &Options<'_>) -> Vec<Finding> {
     if t.format == Format::Opencode {
         return opencode::check_export(t, opts).unwrap_or_else(|e| {
             vec![Finding {
-                rule: "input",
+                rule: RuleId::Unchecked,
                 severity: Severity::Error,
                 path: String::new(),
                 message_index: None,

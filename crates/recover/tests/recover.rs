@@ -30,7 +30,9 @@ mod shared;
 /// with one printed line, when it is absent).
 fn real_response() -> Option<String> {
     let dir = shared::shared_dir("real-traffic")?;
-    Some(file_at(&dir.join("anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json")))
+    Some(file_at(&dir.join(
+        "anthropic/fantasy--TestThinking-anthropic-claude-sonnet--5623663482__0.response.json",
+    )))
 }
 
 fn file_at(path: &Path) -> String {

@@ -37,7 +37,7 @@ use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part
 use turnkeeper_model::opencode::{Origin, compact_json};
 
 use super::{SessionCheck, Target};
-use crate::Severity;
+use crate::{RuleId, Severity};
 
 /// The text of the synthetic part added to a finished assistant turn that has thinking but no
 /// text or tool call.
@@ -68,13 +68,13 @@ impl RepairKind {
     /// The id of the API rule the repair keeps (api-rules.md): AN-05 for empty text, AN-23 for a
     /// signature that can never verify, AN-10 for an orphan result, AN-08 for a call left
     /// without its result, AN-19 for a turn ending in thinking.
-    pub fn rule(self) -> &'static str {
+    pub fn rule(self) -> RuleId {
         match self {
-            RepairKind::EmptyText => "AN-05",
-            RepairKind::InvalidSignature | RepairKind::SyntheticThinking => "AN-23",
-            RepairKind::OrphanToolResult => "AN-10",
-            RepairKind::InterruptedTool => "AN-08",
-            RepairKind::ContentlessTurn => "AN-19",
+            RepairKind::EmptyText => RuleId::An05,
+            RepairKind::InvalidSignature | RepairKind::SyntheticThinking => RuleId::An23,
+            RepairKind::OrphanToolResult => RuleId::An10,
+            RepairKind::InterruptedTool => RuleId::An08,
+            RepairKind::ContentlessTurn => RuleId::An19,
         }
     }
 }
@@ -96,7 +96,7 @@ pub struct Repair {
 
 impl Repair {
     /// The id of the API rule the repair keeps ([`RepairKind::rule`]).
-    pub fn rule(&self) -> &'static str {
+    pub fn rule(&self) -> RuleId {
         self.kind.rule()
     }
 
