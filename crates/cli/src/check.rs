@@ -254,10 +254,19 @@ fn check_session(
             })
             .flatten();
         let lines = Lines::new(&checked.request.body);
-        let mut out = format!(
-            "session {} (checked as the Anthropic request OpenCode would send)\n\n",
-            session.info.id
-        );
+        let how = if checked.target.is_anthropic() {
+            "checked as the Anthropic request OpenCode would send".to_owned()
+        } else {
+            format!(
+                "goes to {}, not Anthropic: no Anthropic rule applies; warnings say what breaks if it is switched to Claude",
+                checked
+                    .target
+                    .model
+                    .as_deref()
+                    .unwrap_or("another provider")
+            )
+        };
+        let mut out = format!("session {} ({how})\n\n", session.info.id);
         for f in &checked.findings {
             let mut extra = Vec::new();
             if let Some(m) = &f.message_id {
