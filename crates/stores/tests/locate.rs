@@ -103,7 +103,10 @@ fn reading_leaves_the_directory_byte_identical() {
         }
         drop(conn);
         let before = snapshot(&frozen);
-        assert!(before["opencode.db-wal"].len() > 0, "the log holds the row");
+        assert!(
+            !before["opencode.db-wal"].is_empty(),
+            "the log holds the row"
+        );
         let store = locate(Some(&frozen)).expect("locates");
         let titles: Vec<String> = store
             .listing()
