@@ -8,6 +8,7 @@ mod cmd;
 mod crash;
 mod fuzz;
 mod parse;
+mod publish;
 mod verify;
 
 use std::path::{Path, PathBuf};
@@ -50,10 +51,12 @@ COMMANDS:
                              (unit, integration and doc tests; corpus_* replays included;
                              any test marked `ignore` fails the step: the house forbids them)
                 doc          RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
-                crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper --test doctor_crash
+                crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper-kit --test doctor_crash
                              (see `crash` below, with 10 runs per store)
                 invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
                              (the same property tests on the same build, at CI strength)
+                publish      the layering check and cargo publish --dry-run --workspace
+                             --no-verify (see `publish` below)
                 bench        cargo test --workspace --benches (builds every bench; criterion
                              runs each once, no timing assertions); skipped without benches
                 fuzz         for each [[bin]] of fuzz/Cargo.toml: seed fuzz/corpus/<target>/,
@@ -69,6 +72,12 @@ COMMANDS:
                               --fuzz-seconds, shortened (not below 15) to end within 27 minutes
         --proptest-cases N    PROPTEST_CASES of the invariants step [default: 2048]
         --asan                fuzz with AddressSanitizer (see FUZZ MODES)
+
+    publish [--no-build]
+              The crates a user can add, checked as crates.io would take them: no SQLite in
+              turnkeeper-model nor in turnkeeper-kit without default features, then
+              cargo publish --dry-run --workspace (every library crate and the CLI, in
+              dependency order, each built from its package; --no-build packages only).
 
     fuzz [TARGET]
               A fuzzing campaign on one target or all of them, one after another: seeds the
@@ -231,6 +240,11 @@ fn run(argv: Vec<String>) -> Result<()> {
             };
             let target = args.finish(true)?;
             fuzz::refresh_corpus(&root, &fuzz::CorpusOptions { target, ..opts })
+        }
+        Some("publish") => {
+            let build = !args.flag("--no-build");
+            args.finish(false)?;
+            publish::publish(&root, build)
         }
         Some(other) => Err(fail(format!(
             "unknown command `{other}` (see cargo xtask --help)"

@@ -288,6 +288,23 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         Check::Status,
     )?;
 
+    let started = Instant::now();
+    let layering = crate::publish::no_sqlite_below_stores(&root)
+        .err()
+        .map(|e| e.to_string());
+    v.finish(
+        "no SQLite below stores",
+        started.elapsed(),
+        String::new(),
+        layering,
+        "cargo xtask publish",
+    )?;
+    v.step(
+        "publish dry run",
+        &crate::publish::command(&root, false),
+        Check::Status,
+    )?;
+
     v.step(
         "crash (opencode repair killed at random)",
         &crate::crash::command(&root, crate::crash::VERIFY_RUNS, None),
