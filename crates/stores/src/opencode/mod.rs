@@ -4,7 +4,7 @@
 //! - [`SqliteStore`]: the SQLite database of OpenCode ≥ v1.2.0 (`opencode.db`, or
 //!   `opencode-<channel>.db`), and of Kilo, the OpenCode fork (`kilo.db`), opened read-only.
 //! - [`locate`]: which store a directory (or the default data directory) holds.
-//! - [`write`]: applying a part-level plan with a backup first, and undoing it.
+//! - [`write`](mod@write): applying a part-level plan with a backup first, and undoing it.
 //!
 //! Both readers yield `turnkeeper_model::opencode::Session`, whose messages and parts keep their
 //! exact stored bytes; damage confined to one file or row becomes a `Problem` in the session
