@@ -8,6 +8,7 @@
 
 mod check;
 mod classify;
+mod claude_code;
 mod input;
 mod inspect;
 mod opencode;
@@ -50,6 +51,12 @@ enum Command {
         #[command(subcommand)]
         command: opencode::OpencodeCommand,
     },
+    /// Claude Code's sessions (~/.claude/projects): list, check, repair by whole lines, undo.
+    #[command(name = "claude-code")]
+    ClaudeCode {
+        #[command(subcommand)]
+        command: claude_code::ClaudeCodeCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -76,6 +83,7 @@ fn main() -> ExitCode {
         Command::Classify(a) => classify::run(&a),
         Command::Recover(a) => recover::run(&a),
         Command::Opencode { command } => opencode::run(&command),
+        Command::ClaudeCode { command } => claude_code::run(&command),
     }
 }
 

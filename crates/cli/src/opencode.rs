@@ -251,7 +251,7 @@ impl Progress {
     }
 }
 
-fn human_size(n: u64) -> String {
+pub fn human_size(n: u64) -> String {
     match n {
         n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1 << 20)),
         n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
@@ -260,7 +260,7 @@ fn human_size(n: u64) -> String {
 }
 
 /// `2025-11-26 09:57` from epoch milliseconds (UTC).
-fn human_time(ms: i64) -> String {
+pub fn human_time(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = turnkeeper::stores::opencode::write::civil_from_days(days);

@@ -20,6 +20,7 @@
 //! # Ok::<(), turnkeeper_model::ModelError>(())
 //! ```
 
+pub mod claude_code;
 pub mod edit;
 pub mod error;
 pub mod json;

@@ -29,6 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod claude_code;
 pub mod ctx;
 pub mod finding;
 pub mod id;

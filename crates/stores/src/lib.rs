@@ -4,6 +4,8 @@
 //!   SQLite database of later versions (`opencode.db`, `opencode-<channel>.db`, Kilo's
 //!   `kilo.db`), where to find them ([`opencode::locate`]), and the write layer that applies a
 //!   part-level plan with a backup first and an undo ([`opencode::write`]).
+//! - [`claude_code`]: Claude Code's `~/.claude/projects/*/*.jsonl` sessions: listing, loading,
+//!   and replacing a session file through the same write layer (backup, manifest, undo).
 //!
 //! Reading never writes: a database is opened read-only, and one with a write-ahead log is read
 //! from a private copy, so the user's directory is byte-identical afterwards. What to change in
@@ -14,6 +16,7 @@
 //! pure and live in `turnkeeper_model::opencode`; this crate adds the I/O around them, and is the
 //! only one of the workspace that links SQLite.
 
+pub mod claude_code;
 pub mod opencode;
 
 pub use opencode::StoreError;

@@ -155,7 +155,7 @@ pub fn session_model(session: &Session) -> Option<String> {
 
 /// The thinking mode OpenCode would send for `model`: the caller's choice, else adaptive where
 /// the model has it and manual (with OpenCode's default budget) where it does not.
-fn thinking_for(opts: &Options<'_>, model: Option<&str>) -> ThinkingMode {
+pub(crate) fn thinking_for(opts: &Options<'_>, model: Option<&str>) -> ThinkingMode {
     let p = profile_for(model, opts.overrides);
     match opts.thinking {
         Some(Mode::Manual) => ThinkingMode::Manual {
@@ -187,7 +187,7 @@ pub fn next_turn_body(body: &str) -> Option<String> {
 
 /// [`next_turn_body`] of an already-read body, with the messages it kept as they were (for
 /// reading it again with `read_reusing`).
-fn next_turn(t: &Transcript<'_>) -> Option<(String, Vec<Option<u32>>)> {
+pub(crate) fn next_turn(t: &Transcript<'_>) -> Option<(String, Vec<Option<u32>>)> {
     if t.messages.last()?.role != Role::Assistant {
         return None;
     }

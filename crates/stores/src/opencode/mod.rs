@@ -102,6 +102,14 @@ pub enum StoreError {
     /// No data directory was given and none can be derived from the environment.
     #[error("no store given and neither XDG_DATA_HOME nor HOME is set")]
     NoHome,
+    /// A file that is not a Claude Code session (no line is a JSON object).
+    #[error("{}: not a Claude Code session: {reason}", path.display())]
+    NotClaudeCode {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// An exported session could not be read.
     #[error(transparent)]
     Export(#[from] OpencodeError),

@@ -44,6 +44,19 @@ const NAMES: [&str; 4] = ["opencode", ".opencode", "kilo", ".kilo"];
 /// # Errors
 /// A message saying why nothing could be told.
 pub fn in_use(targets: &[PathBuf], by_name: bool) -> Result<Option<InUse>, String> {
+    in_use_by(
+        targets,
+        if by_name { &NAMES } else { &[] },
+        "is an OpenCode process",
+    )
+}
+
+/// [`in_use`] for any program: a process holding a file open at or under any of `targets`, or
+/// whose name or executable is one of `names` (then `why` is the reason given).
+///
+/// # Errors
+/// A message saying why nothing could be told.
+pub fn in_use_by(targets: &[PathBuf], names: &[&str], why: &str) -> Result<Option<InUse>, String> {
     let proc_dir = Path::new("/proc");
     let entries = fs::read_dir(proc_dir)
         .map_err(|e| format!("cannot inspect running processes (/proc: {e})"))?;
@@ -63,16 +76,16 @@ pub fn in_use(targets: &[PathBuf], by_name: bool) -> Result<Option<InUse>, Strin
         let name = fs::read_to_string(base.join("comm"))
             .map(|s| s.trim().to_owned())
             .unwrap_or_default();
-        if by_name {
+        if !names.is_empty() {
             let exe = fs::read_link(base.join("exe"))
                 .ok()
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_default();
-            if NAMES.contains(&name.as_str()) || NAMES.contains(&exe.as_str()) {
+            if names.contains(&name.as_str()) || names.contains(&exe.as_str()) {
                 return Ok(Some(InUse {
                     pid,
                     name,
-                    reason: "is an OpenCode process".to_owned(),
+                    reason: why.to_owned(),
                 }));
             }
         }

@@ -29,7 +29,7 @@
 //! Crash testing: when the environment variable [`CRASH_ENV`] holds a number N, the process
 //! aborts (as `kill -9` would) at the N-th write step. The steps are counted by [`crash_steps`].
 
-mod fsops;
+pub(crate) mod fsops;
 mod inuse;
 mod json;
 mod manifest;
@@ -38,7 +38,7 @@ mod sqlite;
 use std::path::PathBuf;
 
 pub use fsops::{CRASH_ENV, TMP_SUFFIX, civil_from_days, crash_steps};
-pub use inuse::{InUse, in_use};
+pub use inuse::{InUse, in_use, in_use_by};
 pub use json::{apply_json, undo_json};
 pub use manifest::{Backup, Entry, EntryKind, MANIFEST, Manifest, list_backups};
 pub use sqlite::{apply_sqlite, undo_sqlite};
