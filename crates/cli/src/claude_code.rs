@@ -313,8 +313,8 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
     let opts = options(a.model.as_ref());
     let mut left = false;
     for f in &files {
-        let (s, c) = load_and_check(f, &opts)?;
-        let plan = cc::plan(&s, &c);
+        let s = store::load(&f.path).map_err(|e| e.to_string())?;
+        let plan = cc::plan(&s, &opts).map_err(|e| format!("{}: {e}", f.path.display()))?;
         let verb = if a.dry_run { "would" } else { "will" };
         if plan.is_empty() {
             println!("session {}: nothing to repair", f.id);

@@ -185,7 +185,10 @@ fn kilo_stores_are_found_and_a_dir_without_a_store_is_exit_2() {
     let o = run(&["opencode", "list", "--storage", s(&exports)]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("no OpenCode or Kilo store here"), "{err}");
+    assert!(
+        err.contains("no store here (looked for an OpenCode or Kilo store"),
+        "{err}"
+    );
     assert!(err.contains("kilo.db"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 

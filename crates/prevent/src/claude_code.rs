@@ -5,13 +5,15 @@
 //! `uuid`.
 
 use serde::Serialize;
-use turnkeeper_model::claude_code::{Conversation, Request, Session};
+use std::collections::{BTreeMap, HashSet};
+
+use turnkeeper_model::claude_code::{Content, Conversation, LineRole, Request, Session};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::opencode::ThinkingMode;
 use turnkeeper_model::{Format, FormatHint, ModelError, read, read_reusing};
 
 use crate::opencode::{SWITCH_MODEL, Target, next_turn, thinking_for};
-use crate::{Finding, Options, Severity};
+use crate::{Finding, Options, RuleId, Severity};
 
 /// A finding on a Claude Code session, with the line it points at.
 #[derive(Debug, Clone, Serialize)]
@@ -135,8 +137,8 @@ pub const INTERRUPTED: &str = "[Request interrupted by user for tool use]";
 /// One change a repair makes to a session file, by whole lines.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineChange {
-    /// The rule the change keeps.
-    pub rule: crate::RuleId,
+    /// The rule the change keeps ([`RuleId::Store`] for the file's own structure).
+    pub rule: RuleId,
     /// `removed_line`, `added_line`, `cut_torn_line` or `reparented_line`.
     pub action: &'static str,
     /// The 1-based line number in the original file (for an added line: the line it follows).
@@ -152,7 +154,7 @@ pub struct LineChange {
 pub struct Plan {
     /// The repaired text (the original when nothing changes).
     pub text: String,
-    /// The changes, in file order.
+    /// The changes, in the order they were decided.
     pub changes: Vec<LineChange>,
     /// Damage seen and deliberately not repaired, in words.
     pub left_alone: Vec<String>,
@@ -165,276 +167,426 @@ impl Plan {
     }
 }
 
-/// Plans the repair of `session` from its check (see [`check_session`]), by whole lines only:
-/// a torn last line is cut back to the last whole line; a line repeated with the `uuid` of an
-/// earlier one goes; an orphan result line (AN-10) goes; a thinking-only response (AN-19) or a
-/// thinking line whose signature can never verify (AN-23) goes, except in the latest assistant
-/// message, whose thinking is never dropped or edited (left to the user: disable thinking for
-/// the next request, or `/rewind`); tool calls left without results at the end of the session
-/// (AN-08) get the two lines Claude Code itself writes on an interrupt. The children of a
-/// removed line are re-parented to its parent (their `parentUuid` member is the only byte that
-/// changes in them). For a session not bound for Anthropic only the torn and duplicated lines
-/// are repaired.
-pub fn plan(session: &Session, check: &SessionCheck) -> Plan {
-    use crate::RuleId;
-    use std::collections::{BTreeMap, BTreeSet, HashSet};
+/// Whole-line edits of one text, applied by [`Edits::apply`].
+#[derive(Default)]
+struct Edits {
+    /// Lines (indices into `Session::lines`) to drop.
+    remove: BTreeMap<usize, (RuleId, String)>,
+    /// Lines whose `parentUuid` becomes the given one (`None`: null).
+    reparent: BTreeMap<usize, (RuleId, Option<String>, String)>,
+    /// New lines (their text, uuid, rule and reason) after a line.
+    insert_after: BTreeMap<usize, Vec<(String, String, RuleId, String)>>,
+}
 
+impl Edits {
+    fn is_empty(&self) -> bool {
+        self.remove.is_empty() && self.reparent.is_empty() && self.insert_after.is_empty()
+    }
+
+    /// The text with the edits made, and the changes (line numbers through `number`). The
+    /// children of a removed line hang off its nearest kept ancestor. A torn tail is cut.
+    fn apply(
+        &self,
+        session: &Session,
+        number: &dyn Fn(usize) -> usize,
+        changes: &mut Vec<LineChange>,
+    ) -> String {
+        let lines = &session.lines;
+        let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, l) in lines.iter().enumerate() {
+            if let Some(u) = l.uuid.as_deref() {
+                first.entry(u).or_insert(i);
+            }
+        }
+        // A uuid is gone when its first line is removed (a duplicate's removal keeps it).
+        let gone = |u: &str| first.get(u).is_some_and(|i| self.remove.contains_key(i));
+        let kept_ancestor = |start: Option<&str>| -> Option<String> {
+            let mut p = start.map(str::to_owned);
+            let mut hops = 0;
+            while let Some(u) = p.as_deref() {
+                if !gone(u) || hops > lines.len() {
+                    break;
+                }
+                hops += 1;
+                p = first.get(u).and_then(|&i| lines[i].parent.clone());
+            }
+            p
+        };
+        let end = session.torn_tail.unwrap_or(session.text.len());
+        let mut text = String::with_capacity(session.text.len() + 1024);
+        let mut pos = 0;
+        for (i, l) in lines.iter().enumerate() {
+            if l.start >= end {
+                break;
+            }
+            let rest = &session.text[l.end..];
+            let nl_end = l.end
+                + if rest.starts_with("\r\n") {
+                    2
+                } else {
+                    usize::from(rest.starts_with('\n'))
+                };
+            // Whatever lies between parsed lines (blank or unparsed lines) is kept as it is.
+            text.push_str(&session.text[pos..l.start]);
+            pos = nl_end;
+            if let Some((rule, why)) = self.remove.get(&i) {
+                changes.push(LineChange {
+                    rule: *rule,
+                    action: "removed_line",
+                    line: number(i),
+                    uuid: l.uuid.clone(),
+                    reason: why.clone(),
+                });
+            } else {
+                let moved = match self.reparent.get(&i) {
+                    Some((rule, p, why)) => Some((*rule, p.clone(), why.clone())),
+                    None => l.parent.as_deref().filter(|p| gone(p)).map(|p| {
+                        let rule = first
+                            .get(p)
+                            .and_then(|j| self.remove.get(j))
+                            .map_or(RuleId::Store, |(r, _)| *r);
+                        (
+                            rule,
+                            kept_ancestor(Some(p)),
+                            "its parent line was removed".to_owned(),
+                        )
+                    }),
+                };
+                let raw = &session.text[l.start..l.end];
+                let edited = moved.as_ref().and_then(|(_, p, _)| {
+                    let value = p.as_deref().map_or_else(|| "null".to_owned(), quote);
+                    object::set_key(raw, "parentUuid", &value)
+                });
+                match (moved, edited) {
+                    (Some((rule, p, why)), Some(edited)) => {
+                        changes.push(LineChange {
+                            rule,
+                            action: "reparented_line",
+                            line: number(i),
+                            uuid: l.uuid.clone(),
+                            reason: format!(
+                                "{why}; parentUuid is now {}",
+                                p.as_deref().unwrap_or("null")
+                            ),
+                        });
+                        text.push_str(&edited);
+                    }
+                    _ => text.push_str(raw),
+                }
+                text.push_str(&session.text[l.end..nl_end]);
+            }
+            if let Some(new) = self.insert_after.get(&i) {
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                for (line, uuid, rule, why) in new {
+                    text.push_str(line);
+                    text.push('\n');
+                    changes.push(LineChange {
+                        rule: *rule,
+                        action: "added_line",
+                        line: number(i),
+                        uuid: Some(uuid.clone()),
+                        reason: why.clone(),
+                    });
+                }
+            }
+        }
+        match session.torn_tail {
+            Some(t) => changes.push(LineChange {
+                rule: RuleId::Store,
+                action: "cut_torn_line",
+                line: session.text[..t].matches('\n').count() + 1,
+                uuid: None,
+                reason: format!(
+                    "the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                    session.text.len() - t
+                ),
+            }),
+            None => text.push_str(&session.text[pos.min(session.text.len())..]),
+        }
+        text
+    }
+}
+
+fn quote(s: &str) -> String {
+    let mut o = String::new();
+    turnkeeper_model::json::write_string(&mut o, s);
+    o
+}
+
+/// Plans the repair of `session` by whole lines, in two stages.
+///
+/// 1. The file's own structure ([`RuleId::Store`]): a torn last line is cut back to the last
+///    whole line; a line written twice (the `uuid` of an earlier line) goes; a message line
+///    whose parent line is gone is re-linked to the message line before it, so that a resume
+///    sees the whole conversation again.
+/// 2. The API's rules, on the conversation the first stage leaves ([`check_session`]): an orphan
+///    result line (AN-10) goes; a thinking-only response (AN-19) or a thinking line whose
+///    signature can never verify (AN-23) goes, except in the latest assistant message, whose
+///    thinking is never dropped or edited (left to the user: disable thinking for the next
+///    request, or `/rewind`); calls left without results (AN-08) get the two lines Claude Code
+///    itself writes on an interrupt, right after the calls, and the line that followed the
+///    calls then follows them. For a session not bound for Anthropic this stage is skipped.
+///
+/// The children of a removed line hang off its nearest kept ancestor; a re-parented line's
+/// `parentUuid` member is the only thing that changes in it (a thinking block's bytes never
+/// do).
+///
+/// # Errors
+/// When a stage's text cannot be read back or checked (a bug).
+pub fn plan(session: &Session, opts: &Options<'_>) -> Result<Plan, ModelError> {
     let mut changes = Vec::new();
     let mut left_alone = Vec::new();
-    let mut remove: BTreeMap<usize, (RuleId, String)> = BTreeMap::new();
+    // Stage 1.
     let lines = &session.lines;
-    // Duplicated lines: the same uuid again.
+    let mut e1 = Edits::default();
     let mut seen = HashSet::new();
     for (i, l) in lines.iter().enumerate() {
         if let Some(u) = &l.uuid
             && !seen.insert(u.as_str())
         {
-            remove.insert(
+            e1.remove.insert(
                 i,
                 (
-                    RuleId::Unchecked,
-                    format!("a second line with uuid {u} (a duplicated write)"),
+                    RuleId::Store,
+                    format!("a second line with uuid {u} (written twice)"),
                 ),
             );
         }
     }
+    // A response cut short by the crash that tore the last line: when what is left of it is
+    // only thinking, it was never a whole turn (its text or calls were in the torn line), and
+    // a response ending in thinking is rejected; it goes with the torn line.
+    if let Some(t) = session.torn_tail
+        && let Some(id) = torn_message_id(&session.text[t..])
+    {
+        let same: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                l.message
+                    .as_ref()
+                    .is_some_and(|m| m.role == LineRole::Assistant && m.id.as_deref() == Some(id))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let thinking_only = !same.is_empty()
+            && same.iter().all(|&i| {
+                lines[i].message.as_ref().is_some_and(|m| {
+                    m.content
+                        .types()
+                        .iter()
+                        .all(|t| t == "thinking" || t == "redacted_thinking")
+                })
+            });
+        if thinking_only {
+            for i in same {
+                e1.remove.insert(
+                    i,
+                    (
+                        RuleId::Store,
+                        format!(
+                            "response {id} was cut short by the crash that tore the last line; what is left of it is only thinking, which the API rejects at the end of a response"
+                        ),
+                    ),
+                );
+            }
+        }
+    }
+    let known: HashSet<&str> = lines.iter().filter_map(|l| l.uuid.as_deref()).collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(p) = l.parent.as_deref() else {
+            continue;
+        };
+        if l.message.is_none() || l.sidechain || known.contains(p) || e1.remove.contains_key(&i) {
+            continue;
+        }
+        let before = lines[..i]
+            .iter()
+            .rposition(|b| b.message.is_some() && !b.sidechain && b.uuid.is_some());
+        if let Some(b) = before {
+            e1.reparent.insert(
+                i,
+                (
+                    RuleId::Store,
+                    lines[b].uuid.clone(),
+                    format!("its parent line {p} is missing from the file (a removed line)"),
+                ),
+            );
+        }
+    }
+    let original_number = |i: usize| lines[i].number;
+    let stage1;
+    let (s1, map1): (&Session, Vec<usize>) = if e1.is_empty() && session.torn_tail.is_none() {
+        (session, lines.iter().map(|l| l.number).collect())
+    } else {
+        let text = e1.apply(session, &original_number, &mut changes);
+        stage1 = Session::parse(text, "stage 1").map_err(|e| ModelError::Shape {
+            path: String::new(),
+            offset: 0,
+            message: e.to_string().into(),
+        })?;
+        // Stage-1 lines are the original lines less the removed ones, in order.
+        let kept: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| {
+                !e1.remove.contains_key(i) && session.torn_tail.is_none_or(|t| l.start < t)
+            })
+            .map(|(_, l)| l.number)
+            .collect();
+        (&stage1, kept)
+    };
+    let number = |i: usize| map1.get(i).copied().unwrap_or(0);
+
+    // Stage 2.
+    let check = check_session(s1, opts)?;
+    let mut e2 = Edits::default();
+    if check.target.is_anthropic() {
+        rule_edits(s1, &check, &mut e2, &mut left_alone, &number);
+    } else {
+        left_alone.push(format!(
+            "the session goes to {} (not Anthropic): only the file's own structure is repaired",
+            check.target.model.as_deref().unwrap_or("another provider")
+        ));
+    }
+    let text = if e2.is_empty() {
+        s1.text.clone()
+    } else {
+        e2.apply(s1, &number, &mut changes)
+    };
+    Ok(Plan {
+        text,
+        changes,
+        left_alone,
+    })
+}
+
+/// The stage-2 edits of [`plan`].
+fn rule_edits(
+    s: &Session,
+    check: &SessionCheck,
+    e: &mut Edits,
+    left_alone: &mut Vec<String>,
+    number: &dyn Fn(usize) -> usize,
+) {
+    let lines = &s.lines;
     let conv = &check.conversation;
     let last_assistant = conv
         .messages
         .iter()
-        .rposition(|(r, _)| *r == turnkeeper_model::claude_code::LineRole::Assistant);
-    let mut append_interrupt: Option<usize> = None;
-    if check.target.is_anthropic() {
-        for f in &check.findings {
-            let Some(m) = f.finding.message_index else {
-                continue;
-            };
-            let line_of_block = f
-                .finding
-                .block_index
-                .and_then(|b| check.request.blocks.get(m)?.get(b).copied());
-            let latest = Some(m) == last_assistant;
-            let one_block = |i: usize| {
-                lines[i]
-                    .message
-                    .as_ref()
-                    .is_some_and(|mm| mm.content.types().len() == 1)
-            };
-            match f.finding.rule {
-                RuleId::An10 => match line_of_block {
-                    Some(i) if one_block(i) => {
-                        remove.insert(i, (RuleId::An10, f.finding.message.clone()));
-                    }
-                    _ => left_alone.push(format!("line {:?}: {}", f.line, f.finding.message)),
-                },
-                RuleId::An23 => match line_of_block {
-                    Some(i) if !latest && one_block(i) => {
-                        remove.insert(i, (RuleId::An23, f.finding.message.clone()));
-                    }
-                    _ => left_alone.push(format!(
-                        "line {:?}: {} (thinking in the latest assistant message is never dropped or edited: disable thinking for the next request, or /rewind)",
-                        f.line, f.finding.message
-                    )),
-                },
-                RuleId::An19 => {
-                    let Some((_, ls)) = conv.messages.get(m) else {
-                        continue;
-                    };
-                    let thinking_only = ls.iter().all(|&i| {
-                        lines[i].message.as_ref().is_some_and(|mm| {
-                            mm.content
-                                .types()
-                                .iter()
-                                .all(|t| t == "thinking" || t == "redacted_thinking")
-                        })
-                    });
-                    if thinking_only && !latest {
-                        for &i in ls {
-                            remove.insert(
-                                i,
-                                (
-                                    RuleId::An19,
-                                    "a response holding only thinking (interrupted after thinking)"
-                                        .to_owned(),
-                                ),
-                            );
-                        }
-                    } else {
-                        left_alone.push(format!(
-                            "line {:?}: {} (thinking in the latest assistant message is never dropped or edited: disable thinking for the next request, or /rewind)",
-                            f.line, f.finding.message
-                        ));
-                    }
-                }
-                // AN-08 points at the message that should hold the results: the calls are in
-                // the one before. Only calls left open by the session's last response are
-                // answered (by appending what Claude Code writes on an interrupt); results
-                // missing in the middle are left to the user.
-                RuleId::An08 => {
-                    let calls = m.checked_sub(1);
-                    match calls {
-                        Some(a) if a + 1 >= conv.messages.len() && Some(a) == last_assistant => {
-                            append_interrupt = Some(a);
-                        }
-                        _ => left_alone.push(format!(
-                            "line {:?}: {} (not at the end of the session)",
-                            f.line, f.finding.message
-                        )),
-                    }
-                }
-                _ => {}
-            }
-        }
-    } else {
-        left_alone.push(format!(
-            "the session goes to {} (not Anthropic): only torn and duplicated lines are repaired",
-            check.target.model.as_deref().unwrap_or("another provider")
-        ));
-    }
-
-    // Re-parenting: a removed line's children hang off its parent (through removed chains).
-    // Each uuid's first line (a duplicate's removal leaves the uuid in place).
-    let mut uuid_index: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, l) in lines.iter().enumerate() {
-        if let Some(u) = l.uuid.as_deref() {
-            uuid_index.entry(u).or_insert(i);
-        }
-    }
-    let removed_uuids: BTreeSet<&str> = remove
-        .keys()
-        .filter_map(|&i| lines[i].uuid.as_deref())
-        .filter(|u| {
-            uuid_index
-                .get(u)
-                .is_some_and(|&first| remove.contains_key(&first))
-        })
-        .collect();
-    let new_parent = |start: Option<&str>| -> Option<String> {
-        let mut p: Option<String> = start.map(str::to_owned);
-        let mut hops = 0;
-        while let Some(u) = p.as_deref() {
-            if !removed_uuids.contains(u) || hops > lines.len() {
-                break;
-            }
-            hops += 1;
-            p = uuid_index.get(u).and_then(|&i| lines[i].parent.clone());
-        }
-        p
+        .rposition(|(r, _)| *r == LineRole::Assistant);
+    let decide = "thinking in the latest assistant message is never dropped or edited: disable thinking for the next request, or /rewind";
+    let at = |f: &LineFinding| {
+        f.line
+            .map_or_else(|| "the request".to_owned(), |n| format!("line {n}"))
     };
-
-    let mut text = String::with_capacity(session.text.len());
-    let end = session.torn_tail.unwrap_or(session.text.len());
-    let mut pos = 0;
-    for (i, l) in lines.iter().enumerate() {
-        if l.start >= end {
-            break;
-        }
-        let line_end = (l.end + 1).min(end).max(l.end);
-        let nl_end = if session.text[l.end..].starts_with("\r\n") {
-            l.end + 2
-        } else if session.text[l.end..].starts_with('\n') {
-            l.end + 1
-        } else {
-            line_end
-        };
-        // Bytes between lines (blank lines, unparsed lines) are kept as they are.
-        text.push_str(&session.text[pos..l.start]);
-        pos = nl_end;
-        if let Some((rule, why)) = remove.get(&i) {
-            changes.push(LineChange {
-                rule: *rule,
-                action: "removed_line",
-                line: l.number,
-                uuid: l.uuid.clone(),
-                reason: why.clone(),
-            });
+    for f in &check.findings {
+        let Some(m) = f.finding.message_index else {
             continue;
-        }
-        let raw = &session.text[l.start..nl_end];
-        let parent = l.parent.as_deref();
-        let moved = if parent.is_some_and(|p| removed_uuids.contains(p)) {
-            let np = new_parent(parent);
-            let value = np.as_ref().map_or_else(
-                || "null".to_owned(),
-                |u| {
-                    let mut s = String::new();
-                    turnkeeper_model::json::write_string(&mut s, u);
-                    s
-                },
-            );
-            object::set_key(&session.text[l.start..l.end], "parentUuid", &value)
-                .map(|edited| (edited, np))
-        } else {
-            None
         };
-        match moved {
-            Some((edited, np)) => {
-                changes.push(LineChange {
-                    rule: remove
-                        .values()
-                        .next()
-                        .map_or(crate::RuleId::Unchecked, |(r, _)| *r),
-                    action: "reparented_line",
-                    line: l.number,
-                    uuid: l.uuid.clone(),
-                    reason: format!(
-                        "its parent line was removed; parentUuid is now {}",
-                        np.as_deref().unwrap_or("null")
-                    ),
+        let block_line = f
+            .finding
+            .block_index
+            .and_then(|b| check.request.blocks.get(m)?.get(b).copied());
+        let latest = Some(m) == last_assistant;
+        let one_block = |i: usize| {
+            lines[i]
+                .message
+                .as_ref()
+                .is_some_and(|mm| mm.content.types().len() == 1)
+        };
+        match f.finding.rule {
+            RuleId::An10 => match block_line {
+                Some(i) if one_block(i) => {
+                    e.remove
+                        .insert(i, (RuleId::An10, f.finding.message.clone()));
+                }
+                _ => left_alone.push(format!("{}: {}", at(f), f.finding.message)),
+            },
+            RuleId::An23 => match block_line {
+                Some(i) if !latest && one_block(i) => {
+                    e.remove
+                        .insert(i, (RuleId::An23, f.finding.message.clone()));
+                }
+                _ => left_alone.push(format!("{}: {} ({decide})", at(f), f.finding.message)),
+            },
+            RuleId::An19 => {
+                let Some((_, ls)) = conv.messages.get(m) else {
+                    continue;
+                };
+                let thinking_only = ls.iter().all(|&i| {
+                    lines[i].message.as_ref().is_some_and(|mm| {
+                        mm.content
+                            .types()
+                            .iter()
+                            .all(|t| t == "thinking" || t == "redacted_thinking")
+                    })
                 });
-                text.push_str(&edited);
-                text.push_str(&session.text[l.end..nl_end]);
+                if thinking_only && !latest {
+                    for &i in ls {
+                        e.remove.insert(
+                            i,
+                            (
+                                RuleId::An19,
+                                "a response holding only thinking (interrupted after thinking)"
+                                    .to_owned(),
+                            ),
+                        );
+                    }
+                } else {
+                    left_alone.push(format!("{}: {} ({decide})", at(f), f.finding.message));
+                }
             }
-            None => text.push_str(raw),
+            // AN-08 points at the message that should hold the results: the calls are in the
+            // run of assistant messages before it (the API may read consecutive assistant
+            // messages as one), each answered right after itself.
+            RuleId::An08 => {
+                let mut a = m;
+                let mut any = false;
+                while let Some(prev) = a.checked_sub(1)
+                    && conv
+                        .messages
+                        .get(prev)
+                        .is_some_and(|(r, _)| *r == LineRole::Assistant)
+                {
+                    any |= interrupt(s, check, prev, e, number);
+                    a = prev;
+                }
+                if !any {
+                    left_alone.push(format!("{}: {}", at(f), f.finding.message));
+                }
+            }
+            _ => {}
         }
-    }
-    if let Some(t) = session.torn_tail {
-        let number = session.text[..t].matches('\n').count() + 1;
-        changes.push(LineChange {
-            rule: crate::RuleId::Unchecked,
-            action: "cut_torn_line",
-            line: number,
-            uuid: None,
-            reason: format!(
-                "the last line is cut short ({} bytes, not JSON): a crash mid-write",
-                session.text.len() - t
-            ),
-        });
-    } else {
-        text.push_str(&session.text[pos.min(session.text.len())..]);
-    }
-    if let Some(m) = append_interrupt {
-        append_interrupt_lines(session, check, m, &mut text, &mut changes);
-    }
-    Plan {
-        text,
-        changes,
-        left_alone,
     }
 }
 
-/// Appends Claude Code's two interrupt lines for the calls of assistant message `m` that have no
-/// result: one user line of error results, then the "[Request interrupted …]" text line.
-fn append_interrupt_lines(
-    session: &Session,
+/// Claude Code's two interrupt lines for the calls of assistant message `a` that have no result:
+/// one user line of error results, then the "[Request interrupted …]" text line, inserted right
+/// after the calls. A line that hung off the calls' last line (the next prompt or response)
+/// hangs off the text line instead. False when every call of `a` has its result.
+fn interrupt(
+    s: &Session,
     check: &SessionCheck,
-    m: usize,
-    text: &mut String,
-    changes: &mut Vec<LineChange>,
-) {
-    let Some((_, ls)) = check.conversation.messages.get(m) else {
-        return;
+    a: usize,
+    e: &mut Edits,
+    number: &dyn Fn(usize) -> usize,
+) -> bool {
+    let conv = &check.conversation;
+    let Some((_, ls)) = conv.messages.get(a) else {
+        return false;
     };
-    let answered: std::collections::HashSet<String> = check
-        .conversation
+    let answered: HashSet<String> = conv
         .messages
-        .get(m + 1)
+        .get(a + 1)
         .map(|(_, next)| {
             next.iter()
-                .filter_map(|&i| session.lines[i].message.as_ref())
+                .filter_map(|&i| s.lines[i].message.as_ref())
                 .flat_map(|mm| match &mm.content {
-                    turnkeeper_model::claude_code::Content::Blocks(b) => b.clone(),
-                    turnkeeper_model::claude_code::Content::Text(_) => Vec::new(),
+                    Content::Blocks(b) => b.clone(),
+                    Content::Text(_) => Vec::new(),
                 })
                 .filter_map(|raw| str_member(&raw, "tool_use_id"))
                 .collect()
@@ -442,8 +594,8 @@ fn append_interrupt_lines(
         .unwrap_or_default();
     let mut ids = Vec::new();
     for &i in ls {
-        if let Some(mm) = &session.lines[i].message
-            && let turnkeeper_model::claude_code::Content::Blocks(b) = &mm.content
+        if let Some(mm) = &s.lines[i].message
+            && let Content::Blocks(b) = &mm.content
         {
             for raw in b {
                 if str_member(raw, "type").as_deref() == Some("tool_use")
@@ -456,13 +608,13 @@ fn append_interrupt_lines(
         }
     }
     let Some(&last) = ls.last() else {
-        return;
+        return false;
     };
-    if ids.is_empty() {
-        return;
+    if ids.is_empty() || e.insert_after.contains_key(&last) {
+        return false;
     }
-    let from = session.raw(last);
-    let carried: Vec<(&str, &str)> = [
+    let from = s.raw(last);
+    let carried: String = [
         "userType",
         "entrypoint",
         "cwd",
@@ -471,72 +623,84 @@ fn append_interrupt_lines(
         "gitBranch",
     ]
     .into_iter()
-    .filter_map(|k| object::get(from, k).map(|v| (k, v)))
+    .filter_map(|k| object::get(from, k).map(|v| format!(",\"{k}\":{v}")))
     .collect();
     let timestamp = object::get(from, "timestamp").unwrap_or("null");
-    let parent = session.lines[last].uuid.clone().unwrap_or_default();
-    let results_uuid = line_uuid(&session.text, 1);
-    let text_uuid = line_uuid(&session.text, 2);
-    let q = |s: &str| {
-        let mut o = String::new();
-        turnkeeper_model::json::write_string(&mut o, s);
-        o
-    };
-    let tail = |out: &mut String| {
-        for (k, v) in &carried {
-            out.push_str(&format!(",\"{k}\":{v}"));
-        }
-        out.push('}');
-    };
+    let parent = s.lines[last].uuid.clone().unwrap_or_default();
+    let salt = number(last).to_string();
+    let results_uuid = line_uuid(&s.text, &salt, 1);
+    let text_uuid = line_uuid(&s.text, &salt, 2);
     let blocks: Vec<String> = ids
         .iter()
         .map(|id| {
             format!(
                 "{{\"type\":\"tool_result\",\"content\":{},\"is_error\":true,\"tool_use_id\":{}}}",
-                q(REJECTED_TOOL),
-                q(id)
+                quote(REJECTED_TOOL),
+                quote(id)
             )
         })
         .collect();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    let mut results = format!(
-        "{{\"parentUuid\":{},\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{}]}},\"uuid\":{},\"timestamp\":{timestamp},\"toolUseResult\":\"User rejected tool use\"",
-        q(&parent),
+    let results = format!(
+        "{{\"parentUuid\":{},\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{}]}},\"uuid\":{},\"timestamp\":{timestamp},\"toolUseResult\":\"User rejected tool use\"{carried}}}",
+        quote(&parent),
         blocks.join(","),
-        q(&results_uuid)
+        quote(&results_uuid)
     );
-    tail(&mut results);
-    let mut interrupted = format!(
-        "{{\"parentUuid\":{},\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":{}}}]}},\"uuid\":{},\"timestamp\":{timestamp}",
-        q(&results_uuid),
-        q(INTERRUPTED),
-        q(&text_uuid)
+    let interrupted = format!(
+        "{{\"parentUuid\":{},\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":{}}}]}},\"uuid\":{},\"timestamp\":{timestamp}{carried}}}",
+        quote(&results_uuid),
+        quote(INTERRUPTED),
+        quote(&text_uuid)
     );
-    tail(&mut interrupted);
-    text.push_str(&results);
-    text.push('\n');
-    text.push_str(&interrupted);
-    text.push('\n');
-    let line = session.lines[last].number;
-    changes.push(LineChange {
-        rule: crate::RuleId::An08,
-        action: "added_line",
-        line,
-        uuid: Some(results_uuid),
-        reason: format!(
-            "tool call(s) {} left without a result when the session stopped: the error result Claude Code writes on an interrupt",
-            ids.join(", ")
-        ),
-    });
-    changes.push(LineChange {
-        rule: crate::RuleId::An08,
-        action: "added_line",
-        line,
-        uuid: Some(text_uuid),
-        reason: format!("then the user line {INTERRUPTED:?}, as Claude Code writes it"),
-    });
+    // What hung off the calls (not a result of them) now follows the interrupt.
+    for (j, l) in s.lines.iter().enumerate() {
+        let is_result = l
+            .message
+            .as_ref()
+            .is_some_and(|mm| mm.content.types().iter().any(|t| t == "tool_result"));
+        if l.parent.as_deref() == Some(parent.as_str()) && !is_result && j > last {
+            e.reparent.insert(
+                j,
+                (
+                    RuleId::An08,
+                    Some(text_uuid.clone()),
+                    "it followed calls that had no results; it now follows the interrupt"
+                        .to_owned(),
+                ),
+            );
+        }
+    }
+    e.insert_after.insert(
+        last,
+        vec![
+            (
+                results,
+                results_uuid,
+                RuleId::An08,
+                format!(
+                    "tool call(s) {} left without a result: the error result Claude Code writes on an interrupt",
+                    ids.join(", ")
+                ),
+            ),
+            (
+                interrupted,
+                text_uuid,
+                RuleId::An08,
+                format!("then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+            ),
+        ],
+    );
+    true
+}
+
+/// The `message.id` a torn line had begun to write, when it got that far.
+fn torn_message_id(partial: &str) -> Option<&str> {
+    let at = partial.find("\"message\":{")?;
+    let rest = &partial[at..];
+    let key = rest.find("\"id\":\"")? + 6;
+    let id = &rest[key..];
+    let end = id.find('"')?;
+    Some(&id[..end]).filter(|i| i.starts_with("msg_"))
 }
 
 /// A string member of a block's JSON text.
@@ -544,12 +708,13 @@ fn str_member(raw: &str, key: &str) -> Option<String> {
     object::get(raw, key).and_then(|v| serde_json::from_str::<String>(v).ok())
 }
 
-/// A UUID (version 4 layout) derived from the file's text and `n`, so that the same repair of
-/// the same file writes the same lines.
-fn line_uuid(text: &str, n: u8) -> String {
+/// A UUID (version 4 layout) derived from the file's text, `salt` and `n`, so that the same
+/// repair of the same file writes the same lines.
+fn line_uuid(text: &str, salt: &str, n: u8) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(b"turnkeeper:claude-code:");
+    h.update(salt.as_bytes());
     h.update([n]);
     h.update(text.as_bytes());
     let d = h.finalize();

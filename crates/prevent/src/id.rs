@@ -135,13 +135,17 @@ rule_ids! {
     /// Not a rule of the catalogue: an input the rules could not be run on (an OpenCode export
     /// that reads as JSON but does not load as a session); reported, never "no findings".
     Unchecked = "unchecked", "an input the rules could not be run on";
+    /// Not a rule of the catalogue: damage to a session store's own structure (a line torn by a
+    /// crash, written twice, or whose parent line is gone), repaired so the rules can see the
+    /// conversation at all.
+    Store = "store", "a torn, duplicated or unlinked line in a session store";
 }
 
 impl RuleId {
-    /// True for the ids of the rule catalogue (every id but [`RuleId::Recover`] and
-    /// [`RuleId::Unchecked`]).
+    /// True for the ids of the rule catalogue (every id but [`RuleId::Recover`],
+    /// [`RuleId::Unchecked`] and [`RuleId::Store`]).
     pub fn is_rule(self) -> bool {
-        !matches!(self, RuleId::Recover | RuleId::Unchecked)
+        !matches!(self, RuleId::Recover | RuleId::Unchecked | RuleId::Store)
     }
 
     /// `ids` as a comma-separated list (`"AN-08, AN-09"`), for messages.

@@ -26,14 +26,17 @@ use crate::opencode::write::{BACKUP_DIR, InUse, WriteError, in_use_by};
 pub const MANIFEST: &str = "manifest.json";
 
 /// The projects directory: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`; `config`
-/// overrides both (a config directory, or the projects directory itself).
+/// overrides both (a config directory holding `projects/`, else the directory itself: the
+/// projects directory, or one project's).
 ///
 /// # Errors
 /// [`StoreError::NoHome`] when nothing is given and `HOME` is not set.
 pub fn projects_dir(config: Option<&Path>) -> Result<PathBuf, StoreError> {
     let base = match config {
-        Some(p) if p.file_name().is_some_and(|n| n == "projects") => return Ok(p.to_owned()),
-        Some(p) => p.to_owned(),
+        // A config directory (holding `projects/`), or the projects directory or one project
+        // directory itself.
+        Some(p) if p.join("projects").is_dir() => p.to_owned(),
+        Some(p) => return Ok(p.to_owned()),
         None => match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|x| !x.is_empty()) {
             Some(d) => PathBuf::from(d),
             None => std::env::var_os("HOME")
@@ -72,7 +75,7 @@ pub fn safe_session_id(id: &str) -> bool {
 pub fn list(projects: &Path) -> Result<Vec<SessionFile>, StoreError> {
     let no_store = || StoreError::NoStore {
         dir: projects.to_owned(),
-        looked_for: "Claude Code sessions: <projects>/<project>/<session-uuid>.jsonl".to_owned(),
+        looked_for: "a Claude Code session: <projects>/<project>/<session-uuid>.jsonl".to_owned(),
     };
     let entries = fs::read_dir(projects).map_err(|_| no_store())?;
     let mut dirs = Vec::new();

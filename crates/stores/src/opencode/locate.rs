@@ -8,8 +8,8 @@ use turnkeeper_model::opencode::Session;
 use super::{JsonStore, Listing, SqliteStore, StoreError};
 
 /// What looked for a store names, for the error when none is found.
-const LOOKED_FOR: &str = "opencode.db, opencode-<channel>.db, kilo.db, or a storage/ tree with a \
-                          session/ directory";
+const LOOKED_FOR: &str = "an OpenCode or Kilo store: opencode.db, opencode-<channel>.db, \
+                          kilo.db, or a storage/ tree with a session/ directory";
 
 /// The kind of store found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -83,8 +83,8 @@ pub enum StoreError {
         /// The id that was looked up.
         id: String,
     },
-    /// The directory holds no OpenCode or Kilo store.
-    #[error("{}: no OpenCode or Kilo store here (looked for {looked_for})", dir.display())]
+    /// The directory holds no store of the kind looked for.
+    #[error("{}: no store here (looked for {looked_for})", dir.display())]
     NoStore {
         /// The directory searched.
         dir: PathBuf,
