@@ -176,6 +176,9 @@ pub struct Summary {
     /// True when some block carries a field its type does not define
     /// ([`Block::has_extra_fields`]).
     pub extra_fields: bool,
+    /// True when some thinking block has no `signature` field, which its type requires
+    /// (api-rules.md AN-06, "Field required").
+    pub unsigned_thinking: bool,
 }
 
 impl Summary {
@@ -183,6 +186,7 @@ impl Summary {
     pub fn add(&mut self, b: &Block) {
         self.kinds.insert(b.kind());
         self.extra_fields |= b.has_extra_fields();
+        self.unsigned_thinking |= b.kind() == BlockKind::Thinking && !b.has_signature_key;
     }
 
     /// The summary of a list of blocks.
