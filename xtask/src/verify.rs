@@ -287,6 +287,11 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
             .args(["doc", "--workspace", "--no-deps"]),
         Check::Status,
     )?;
+    v.step(
+        "rules",
+        &cargo().args(["run", "--quiet", "-p", "xtask", "--", "rules", "--check"]),
+        Check::Status,
+    )?;
 
     v.step(
         "crash (opencode repair killed at random)",
