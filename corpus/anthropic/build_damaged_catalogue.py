@@ -138,3 +138,58 @@ for name, model, th, top, rule, err in cfg:
     write(name, req(model, ok_msgs, thinking=th, **top), model, th.get("type"), [rule], err,
           "The transcript is valid (real signed block from `anthropic/fantasy--TestAnthropicThinking-claude-sonnet-4-thinking__1.request.json`); only the request settings are wrong (api-rules.md §1.2; api-rules-2026-11.md §1.1-1.2). Where api-rules gives no exact text, the error is an assumption.")
 print("ok")
+
+# Edge cases from peers' own test suites (issue #12, section 3).
+call = {"type": "tool_use", "id": "toolu_01Dup", "name": "ls", "input": {}}
+write("an46_duplicate_tool_use_ids",
+      req("claude-sonnet-4-5", [U("List both folders."),
+          {"role": "assistant", "content": [TH, call, dict(call, input={"path": "src"})]},
+          {"role": "user", "content": [
+              {"type": "tool_result", "tool_use_id": "toolu_01Dup", "content": "a.txt"},
+              {"type": "tool_result", "tool_use_id": "toolu_01Dup", "content": "lib.rs"}]},
+          U("Thanks.")], thinking=MAN),
+      "claude-sonnet-4-5", "enabled", ["AN-46"],
+      "`tool_use` ids must be unique",
+      "Two parallel calls stored under one id by a client that derived ids from the tool name (LiteLLM filters duplicate tool_use ids for this reason, peers.md). No repair: which result answers which call cannot be known.")
+th_no_text = {k: v for k, v in TH.items() if k != "thinking"}
+write("an06_signed_thinking_without_text",
+      req("claude-sonnet-4-5", [U("Hello."),
+          {"role": "assistant", "content": [th_no_text, {"type": "text", "text": "Hi."}]},
+          U("Tell me more."),
+          {"role": "assistant", "content": [{"type": "text", "text": "Sure."}]},
+          U("Go on.")], thinking=MAN),
+      "claude-sonnet-4-5", "enabled", ["AN-06"],
+      "messages.1.content.0.thinking.thinking: Field required",
+      "A converter kept the signature of a reasoning part but not its text (openclaw's validateThinkingBlocks test: `th` without `thinking` is invalid, peers.md). Not the latest assistant message, so the block goes whole.")
+write("an06_tool_use_without_input",
+      req("claude-sonnet-4-5", [U("List the files."),
+          {"role": "assistant", "content": [TH, {"type": "tool_use", "id": "toolu_01NoIn", "name": "ls"}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01NoIn", "content": "a.txt"}]}],
+          thinking=MAN),
+      "claude-sonnet-4-5", "enabled", ["AN-06"],
+      "messages.1.content.1.tool_use.input: Field required",
+      "A client dropped `input` of a call that took no arguments (peers' test suites). The repair adds `\"input\": {}`.")
+write("an06_tool_result_in_assistant_message",
+      req("claude-sonnet-4-5", [U("List the files."),
+          {"role": "assistant", "content": [{"type": "text", "text": "Done."},
+              {"type": "tool_result", "tool_use_id": "toolu_01Lost", "content": "a.txt"}]},
+          U("Thanks.")]),
+      "claude-sonnet-4-5", None, ["AN-06"],
+      "messages.1.content.1: Input tag 'tool_result' found using 'type' does not match any of the expected tags",
+      "A converter put a tool result into the assistant message (peers' test suites). Which turn it belonged to cannot be known: reported, not repaired. The error text is an assumption built from the API's tag-union wording.")
+write("an10_error_result_then_real_output",
+      req("claude-sonnet-4-5", [U("List the files."),
+          {"role": "assistant", "content": [TH, {"type": "tool_use", "id": "toolu_01Twice", "name": "ls", "input": {}}]},
+          {"role": "user", "content": [
+              {"type": "tool_result", "tool_use_id": "toolu_01Twice", "is_error": True, "content": "tool call did not complete"},
+              {"type": "tool_result", "tool_use_id": "toolu_01Twice", "content": "a.txt\nb.txt"}]},
+          U("Thanks.")], thinking=MAN),
+      "claude-sonnet-4-5", "enabled", ["AN-10"],
+      "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01Twice. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+      "A repairer added a synthetic error result, then the real output arrived (peers' test suites). The real output is kept.")
+write("an04_only_message_empty",
+      req("claude-sonnet-4-5", [U(" ")]),
+      "claude-sonnet-4-5", None, ["AN-04"],
+      "messages.0: all messages must have non-empty content except for the optional final assistant message",
+      "A lone whitespace prompt. Removing it would leave `\"messages\": []`, which the API rejects too (peers' test suites): the message is kept and the error left for the caller.")
+print("edge cases ok")

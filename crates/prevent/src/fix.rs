@@ -233,9 +233,11 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         true
     }
 
-    /// Removes message `i` (and the thinking blocks it holds, counted and fingerprinted).
+    /// Removes message `i` (and the thinking blocks it holds, counted and fingerprinted). The
+    /// last message left is never removed: the API rejects `"messages": []`, so the finding
+    /// stays instead (and `repair` reports it as left).
     pub fn remove_message(&mut self, rule: RuleId, i: usize, reason: impl Into<String>) -> bool {
-        if !self.repair || i >= self.d.len() {
+        if !self.repair || i >= self.d.len() || self.d.len() == 1 {
             return false;
         }
         let l = loc(self.d, i, None);

@@ -312,6 +312,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                         ),
                         Some("add a user message with an error result for each call"),
                     );
+                    if split_turn(ctx, f, (i, a_end, end), (r_missing, r_late)) {
+                        continue;
+                    }
                     let placeholder = &ctx.policy.tool_result_placeholder;
                     let build = |d: &Draft<'_, '_>| -> Vec<DraftBlock> {
                         calls
@@ -346,6 +349,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                     continue;
                 }
                 report(f, last_asst, &a, (r_missing, r_order, r_late, r_orphan));
+                if split_turn(ctx, f, (i, a_end, end), (r_missing, r_late)) {
+                    continue;
+                }
                 let run = Run {
                     first: last_asst + 1,
                     end,
@@ -452,6 +458,76 @@ fn report(
     }
 }
 
+/// Whether the API merges consecutive assistant messages (AN-02) before it pairs calls with
+/// results (AN-08) is disputed (peers.md). An input whose turn is answered under the merging
+/// reading is left as it is; but when a turn spanning several assistant messages must be edited
+/// and an earlier one of them makes calls, its calls are answered in a new user message right
+/// after it, which is valid under both readings: the results found later in the run move there,
+/// error results stand in for the others. Returns true when it split the turn (in repair only);
+/// the caller then looks at the turn again. `span` is (turn start, end of the assistant run, end
+/// of the user run after it).
+fn split_turn(
+    ctx: &Ctx<'_>,
+    f: &mut Fixer<'_, '_, '_>,
+    span: (usize, usize, usize),
+    rules: (RuleId, RuleId),
+) -> bool {
+    let (i, a_end, end) = span;
+    let (r_missing, r_late) = rules;
+    let Some(k) =
+        (i..a_end.saturating_sub(1)).find(|&k| f.summary(k).kinds.contains(BlockKind::ToolCall))
+    else {
+        return false;
+    };
+    let calls: Vec<(String, String)> = (0..f.block_count(k))
+        .filter_map(|j| {
+            f.block(k, j)
+                .filter(|b| b.kind() == BlockKind::ToolCall)
+                .and_then(|_| call_key(f, k, j))
+        })
+        .collect();
+    let origin = f
+        .origin(k)
+        .map_or_else(|| "a new message".to_owned(), |o| format!("messages[{o}]"));
+    if !f.insert_message(
+        r_late,
+        k + 1,
+        Role::User,
+        Vec::new(),
+        format!("added a user message right after the calls of {origin}, so they are answered whether or not the API merges consecutive assistant messages"),
+    ) {
+        return false;
+    }
+    // The run after the assistant messages moved one down.
+    let (a_end, end) = (a_end + 1, end + 1);
+    let placeholder = &ctx.policy.tool_result_placeholder;
+    for (p, (key, name)) in calls.iter().enumerate() {
+        match find_result(f, a_end, end, 0, key) {
+            Some(at) => {
+                f.move_block(
+                    r_late,
+                    at,
+                    (k + 1, p),
+                    format!("moved the result for `{key}` right after its call"),
+                );
+            }
+            None => {
+                f.insert_block_with(
+                    r_missing,
+                    k + 1,
+                    p,
+                    |d| synthetic_result(d, key, name, placeholder),
+                    format!("added an error result for `{key}`, a call that never got one"),
+                );
+            }
+        }
+    }
+    true
+}
+
+/// Where a result is (message, block) and whether it is an error result.
+type Place = (usize, usize, bool);
+
 /// The run of user messages `[first, end)` that answers `calls`.
 struct Run<'c> {
     first: usize,
@@ -492,41 +568,50 @@ fn rebuild(
     for (k, _) in calls {
         *want.entry(k.as_str()).or_insert(0) += 1;
     }
-    // Duplicates and orphans out.
+    let want = want;
+    // Duplicates and orphans out. Of several results for one call, those that are not errors
+    // are kept first: a synthetic error result followed by the real output keeps the output.
+    let mut found: Vec<(String, Vec<Place>)> = Vec::new();
     for k in first..end {
-        let mut j = 0;
-        while j < f.block_count(k) {
-            let is_result = f
-                .block(k, j)
-                .is_some_and(|b| b.kind() == BlockKind::ToolResult);
-            let Some((key, _)) = call_key(f, k, j).filter(|_| is_result) else {
-                j += 1;
+        for j in 0..f.block_count(k) {
+            let Some(b) = f.block(k, j).filter(|b| b.kind() == BlockKind::ToolResult) else {
                 continue;
             };
-            let removed = match want.get_mut(key.as_str()) {
-                Some(n) if *n > 0 => {
-                    *n -= 1;
-                    false
-                }
-                Some(_) => f.remove_block(
-                    r_orphan,
-                    k,
-                    j,
-                    format!("removed a duplicate result for `{key}`"),
-                ),
-                None => f.remove_block(
-                    r_orphan,
-                    k,
-                    j,
-                    format!(
-                        "removed a result for `{key}`, which the previous assistant message did not call"
-                    ),
-                ),
-            };
-            if !removed {
-                j += 1;
+            let error = b.block.is_error == Some(true);
+            let key = self::key(&b).into_owned();
+            match found.iter_mut().find(|(x, _)| *x == key) {
+                Some((_, at)) => at.push((k, j, error)),
+                None => found.push((key, vec![(k, j, error)])),
             }
         }
+    }
+    let mut drop: Vec<(usize, usize, String)> = Vec::new();
+    for (key, at) in &found {
+        let n = want.get(key.as_str()).copied().unwrap_or(0);
+        if n == 0 {
+            drop.extend(at.iter().map(|&(k, j, _)| {
+                (k, j, format!("removed a result for `{key}`, which the previous assistant message did not call"))
+            }));
+            continue;
+        }
+        if at.len() <= n {
+            continue;
+        }
+        let mut order: Vec<&(usize, usize, bool)> = at.iter().filter(|x| !x.2).collect();
+        order.extend(at.iter().filter(|x| x.2));
+        for &&(k, j, error) in order.iter().skip(n) {
+            let why = if error && at.iter().any(|x| !x.2) {
+                format!("removed an error result for `{key}`: the call's real result is kept")
+            } else {
+                format!("removed a duplicate result for `{key}`")
+            };
+            drop.push((k, j, why));
+        }
+    }
+    // From the end, so the positions of those still to go stay valid.
+    drop.sort_by_key(|&(k, j, _)| std::cmp::Reverse((k, j)));
+    for (k, j, why) in drop {
+        f.remove_block(r_orphan, k, j, why);
     }
     // Results up front, in call order; error results for calls without one.
     for (p, (key, name)) in calls.iter().enumerate() {
@@ -573,4 +658,96 @@ fn rebuild(
         k += 1;
     }
     end
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case};
+
+    const CALL: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]}"#;
+
+    fn result(content: &str, error: bool) -> String {
+        let e = if error { r#","is_error":true"# } else { "" };
+        format!(r#"{{"type":"tool_result","tool_use_id":"toolu_1"{e},"content":"{content}"}}"#)
+    }
+
+    #[test]
+    fn of_an_error_result_and_the_real_output_the_output_stays() {
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{},{}]}}"#,
+                result("interrupted", true),
+                result("the listing", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{}]}}"#,
+                result("the listing", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-10"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn calls_answered_after_a_second_assistant_message_are_left_as_they_are() {
+        // The API merges consecutive assistant messages (AN-02); whether it does so before
+        // pairing is disputed, and the input may be accepted: it is not touched.
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"assistant","content":"and"}},{{"role":"user","content":[{}]}}"#,
+                result("x", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn an_edit_of_such_a_turn_answers_the_calls_right_after_them() {
+        // Valid whether or not the API merges the two assistant messages.
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"assistant","content":"and"}},{{"role":"user","content":[{{"type":"text","text":"go"}},{}]}}"#,
+                result("x", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{}]}},{{"role":"assistant","content":"and"}},{{"role":"user","content":[{{"type":"text","text":"go"}}]}}"#,
+                result("x", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-09"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
 }

@@ -35,6 +35,7 @@ pub mod an20_disabled_final_thinking;
 pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
+pub mod an46_unique_tool_ids;
 pub mod cfg_request_settings;
 pub mod gm01_thought_signatures;
 pub mod gm12_roles;
@@ -160,6 +161,12 @@ pub const RULES: &[Rule] = &[
         ids: &[RuleId::An12],
         formats: ANTHROPIC,
         run: an12_tool_ids::run,
+    },
+    Rule {
+        file: "an46_unique_tool_ids",
+        ids: &[RuleId::An46],
+        formats: ANTHROPIC,
+        run: an46_unique_tool_ids::run,
     },
     Rule {
         file: "an18_thinking_first",
