@@ -9,6 +9,7 @@ mod crash;
 mod fuzz;
 mod parse;
 mod publish;
+mod rules;
 mod verify;
 
 use std::path::{Path, PathBuf};
@@ -51,6 +52,7 @@ COMMANDS:
                              (unit, integration and doc tests; corpus_* replays included;
                              any test marked `ignore` fails the step: the house forbids them)
                 doc          RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
+                rules        cargo xtask rules --check (see `rules` below)
                 crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper-kit --test doctor_crash
                              (see `crash` below, with 10 runs per store)
                 invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
@@ -78,6 +80,12 @@ COMMANDS:
               turnkeeper-model nor in turnkeeper-kit without default features, then
               cargo publish --dry-run --workspace (every library crate and the CLI, in
               dependency order, each built from its package; --no-build packages only).
+
+    rules     Writes docs/rules.md, the rule catalogue, from the documentation of
+              crates/prevent/src/rules/*.rs (ids and summaries from crates/prevent/src/id.rs).
+        --check               write nothing; fail when docs/rules.md is stale, when an id has no
+                              documented rule or no corpus/damaged case, or when recover's
+                              planner names an id no rule reports
 
     fuzz [TARGET]
               A fuzzing campaign on one target or all of them, one after another: seeds the
@@ -230,6 +238,11 @@ fn run(argv: Vec<String>) -> Result<()> {
             let seed = args.number("--seed")?;
             args.finish(false)?;
             crash::crash(&root, runs, seed)
+        }
+        Some("rules") => {
+            let check = args.flag("--check");
+            args.finish(false)?;
+            rules::rules(&root, check)
         }
         Some("corpus") => {
             let opts = fuzz::CorpusOptions {

@@ -287,6 +287,11 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
             .args(["doc", "--workspace", "--no-deps"]),
         Check::Status,
     )?;
+    v.step(
+        "rules",
+        &cargo().args(["run", "--quiet", "-p", "xtask", "--", "rules", "--check"]),
+        Check::Status,
+    )?;
 
     let started = Instant::now();
     let layering = crate::publish::no_sqlite_below_stores(&root)

@@ -176,6 +176,8 @@ pub struct Summary {
     /// True when some block carries a field its type does not define
     /// ([`Block::has_extra_fields`]).
     pub extra_fields: bool,
+    /// True when some block lacks a field its type requires ([`Block::lacks_required_field`]).
+    pub missing_required: bool,
 }
 
 impl Summary {
@@ -183,6 +185,7 @@ impl Summary {
     pub fn add(&mut self, b: &Block) {
         self.kinds.insert(b.kind());
         self.extra_fields |= b.has_extra_fields();
+        self.missing_required |= b.lacks_required_field();
     }
 
     /// The summary of a list of blocks.
@@ -383,6 +386,19 @@ impl Block {
             } else {
                 self.has_signature_key
             }
+    }
+
+    /// True when the block lacks a field its type requires (api-rules.md AN-06, "Field
+    /// required"): a thinking block without `signature` or `thinking`, a `tool_use` without
+    /// `input`. Only Anthropic blocks are judged.
+    pub fn lacks_required_field(&self) -> bool {
+        match self.kind() {
+            BlockKind::Thinking => {
+                self.type_name.is_some() && (!self.has_signature_key || self.text.is_none())
+            }
+            BlockKind::ToolCall => self.type_name.is_some() && self.content.is_none(),
+            _ => false,
+        }
     }
 
     /// True when the block's text is empty or whitespace only (text blocks) or when a tool

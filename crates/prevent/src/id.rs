@@ -92,6 +92,8 @@ rule_ids! {
     An23 = "AN-23", "a thinking signature that can never verify";
     /// A prefix-bound thinking block after an edit of its prefix.
     An25 = "AN-25", "a prefix-bound thinking block after an edited prefix";
+    /// Two `tool_use` blocks of one turn with the same id (turnkeeper's number).
+    An46 = "AN-46", "two tool_use blocks with the same id";
     /// Gemini 3: the first function call of a step lacks its `thoughtSignature` (GM-02 and
     /// GM-05 describe which call and the documented dummy).
     Gm01 = "GM-01", "Gemini: the first call of a step lacks a thoughtSignature";

@@ -32,6 +32,7 @@
 pub mod claude_code;
 pub mod ctx;
 pub mod finding;
+pub mod fix;
 pub mod id;
 pub mod opencode;
 pub mod policy;
@@ -45,8 +46,9 @@ use turnkeeper_model::{
     BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
 };
 
-pub use ctx::{BINDING_BETA, Ctx, Sink};
+pub use ctx::{BINDING_BETA, Ctx};
 pub use finding::{Change, Finding, Report, RequestChange, Severity};
+pub use fix::{Fixer, Sink};
 pub use id::{ChangeAction, RuleId, UnknownRuleId};
 pub use policy::{MissingThinking, Policy, PrefixEdit};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
@@ -111,25 +113,28 @@ pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
     }
 }
 
-/// Runs the pipeline with `apply` on or off.
+/// Runs the pipeline, finding only (`repair == false`) or also fixing.
 fn pipeline<'t, 'a>(
     t: &'t Transcript<'a>,
     opts: &Options<'_>,
-    apply: bool,
+    repair: bool,
 ) -> (Draft<'t, 'a>, Sink, Mode) {
     let mut ctx = context(t, opts);
     let mut d = Draft::new(t);
-    let mut s = Sink::new(apply);
+    let mut s = Sink::new();
     if t.body == BodyKind::Response || t.format == Format::Opencode {
         // A response is what the provider produced, not a request to validate. OpenCode storage
         // is repaired part by part (the doctor), not through the wire rules.
         return (d, s, ctx.mode);
     }
-    for rule in rules::RULES
-        .iter()
-        .filter(|r| r.formats.contains(&t.format))
     {
-        (rule.run)(&mut ctx, &mut d, &mut s);
+        let mut f = Fixer::new(&mut d, &mut s, repair);
+        for rule in rules::RULES
+            .iter()
+            .filter(|r| r.formats.contains(&t.format))
+        {
+            (rule.run)(&mut ctx, &mut f);
+        }
     }
     (d, s, ctx.mode)
 }
@@ -262,7 +267,7 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
 
 /// How many times `repair` runs the pipeline at most (the first pass and the passes that mop up
 /// what it exposed).
-const MAX_PASSES: usize = 3;
+const MAX_PASSES: usize = 4;
 
 /// The options for checking a repaired body: its own `thinking` parameter when a repair set it,
 /// and the `anthropic-beta` values the caller now sends.

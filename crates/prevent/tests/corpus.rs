@@ -2,8 +2,9 @@
 //!
 //! - Every request the API accepted (real-traffic `MANIFEST.json`, `api_accepted: true`) and every
 //!   valid corpus transcript passes `check` with no error, and `repair` returns it byte for byte.
-//! - Every damaged corpus transcript is flagged with the rules its `.expect.json` names, and its
-//!   repair passes the guard and leaves no error the policy could have repaired.
+//! - Every damaged corpus transcript gets exactly the rules its `.expect.json` lists, in order,
+//!   and `repair` gives exactly the bytes of its `.after.json`, passes the guard and leaves no
+//!   error the policy could have repaired.
 
 use std::path::{Path, PathBuf};
 
@@ -108,82 +109,187 @@ fn corpus_accepted_requests_pass_check_and_repair_unchanged() {
     );
 }
 
+/// The ids of `findings` at `level`, in order.
+fn ids_at(findings: &[turnkeeper_prevent::Finding], level: Severity) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| f.severity == level)
+        .map(|f| f.rule.as_str().to_owned())
+        .collect()
+}
+
+/// The ids of `findings` at error level, in order.
+fn error_ids(findings: &[turnkeeper_prevent::Finding]) -> Vec<String> {
+    ids_at(findings, Severity::Error)
+}
+
+/// What a case must give, as its expect file lists it.
+struct Lists {
+    rules: Vec<String>,
+    warnings: Vec<String>,
+    changes: Vec<String>,
+    left: Vec<String>,
+}
+
+/// A string list of an expect file.
+fn list(v: &serde_json::Value) -> Option<Vec<String>> {
+    v.as_array().map(|a| {
+        a.iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect()
+    })
+}
+
+/// Writes an expect file with its keys in a fixed order (`TURNKEEPER_BLESS=1` only).
+fn write_expect(path: &Path, expect: &serde_json::Value, got: &Lists) {
+    let mut fields: Vec<(&str, serde_json::Value)> = vec![
+        ("model", expect["model"].clone()),
+        ("thinking", expect["thinking"].clone()),
+    ];
+    if !expect["policy"].is_null() {
+        fields.push(("policy", expect["policy"].clone()));
+    }
+    fields.extend([
+        ("rules", serde_json::json!(got.rules)),
+        ("warnings", serde_json::json!(got.warnings)),
+        ("changes", serde_json::json!(got.changes)),
+        ("left", serde_json::json!(got.left)),
+    ]);
+    for key in ["api_rules", "api_only", "error", "note"] {
+        if !expect[key].is_null() {
+            fields.push((key, expect[key].clone()));
+        }
+    }
+    let mut out = String::from("{\n");
+    for (n, (k, v)) in fields.iter().enumerate() {
+        let value = serde_json::to_string_pretty(v)
+            .unwrap_or_default()
+            .replace('\n', "\n  ");
+        out.push_str(&format!("  \"{k}\": {value}"));
+        out.push_str(if n + 1 < fields.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("}\n");
+    if let Err(e) = std::fs::write(path, out) {
+        panic!("{}: {e}", path.display());
+    }
+}
+
+/// Every damaged case has an `.expect.json` (model, thinking mode, an optional `policy`, the
+/// exact ordered rule ids `check` reports at error level (`rules`) and at warning level
+/// (`warnings`), those of `repair`'s changes (`changes`) and those left after it (`left`), and
+/// the ids the API's own error is about, `api_rules`) and an `.after.json` with the exact bytes `repair` returns. A case only the API
+/// can tell (a real signature moved from another provider) says `"api_only": true`: no rule
+/// fires, and the body comes back unchanged. `TURNKEEPER_BLESS=1` rewrites the rule lists and
+/// the `.after.json` files from what turnkeeper does now, for review in the diff.
 #[test]
-fn corpus_damaged_transcripts_are_flagged_and_repaired() {
+fn corpus_damaged_transcripts_give_exact_rules_and_repairs() {
     let dir = root().join("corpus/damaged");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     cases.retain(|p| {
-        p.extension().is_some_and(|x| x == "json") && !p.to_string_lossy().ends_with(".expect.json")
+        let name = p.to_string_lossy();
+        p.extension().is_some_and(|x| x == "json")
+            && !name.ends_with(".expect.json")
+            && !name.ends_with(".after.json")
     });
     cases.sort();
     assert!(cases.len() >= 30, "only {} damaged cases", cases.len());
+    let bless = std::env::var_os("TURNKEEPER_BLESS").is_some();
     let mut failures = Vec::new();
     for path in &cases {
+        let name = path.display();
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let expect_path = path.with_extension("expect.json");
-        let expect: serde_json::Value = std::fs::read_to_string(&expect_path)
+        let after_path = path.with_extension("after.json");
+        let Some(expect) = std::fs::read_to_string(&expect_path)
             .ok()
-            .and_then(|s| serde_json::from_str(&s).ok())
-            .unwrap_or_default();
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        else {
+            failures.push(format!("{name}: no readable {}", expect_path.display()));
+            continue;
+        };
         let t = match read(&text, FormatHint::Auto) {
             Ok(t) => t,
             Err(e) => {
-                failures.push(format!("{}: unreadable: {e}", path.display()));
+                failures.push(format!("{name}: unreadable: {e}"));
                 continue;
             }
         };
-        let opts = Options {
+        let mut opts = Options {
             model: expect["model"].as_str().map(str::to_owned),
             ..Options::default()
         };
+        opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();
         let findings = check(&t, &opts);
-        let found: Vec<&str> = findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.rule.as_str())
-            .collect();
-        let wanted: Vec<String> = expect["rules"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r.as_str())
-            .map(str::to_owned)
-            .collect();
-        let hit = wanted.iter().any(|w| found.contains(&w.as_str()));
-        // A real signature moved from another provider looks like any other signature: only the
-        // provider can tell (guard::provenance). These cases document the limit.
-        let undetectable = path
-            .file_name()
-            .is_some_and(|n| n == "an23_gemini_signature.json");
-        if !hit && !wanted.is_empty() && !undetectable {
-            failures.push(format!(
-                "{}: expected one of {wanted:?}, found {found:?}",
-                path.display()
-            ));
+        let found = error_ids(&findings);
+        let r = match repair(&t, &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let got = Lists {
+            rules: found.clone(),
+            warnings: ids_at(&findings, Severity::Warning),
+            changes: r
+                .report
+                .changes
+                .iter()
+                .map(|c| c.rule.as_str().to_owned())
+                .collect(),
+            left: error_ids(&r.report.findings_left),
+        };
+        if bless {
+            write_expect(&expect_path, &expect, &got);
+            if let Err(e) = std::fs::write(&after_path, r.body.as_bytes()) {
+                failures.push(format!("{}: {e}", after_path.display()));
+            }
             continue;
         }
-        match repair(&t, &opts) {
-            Ok(r) => {
-                let left: Vec<String> = r
-                    .report
-                    .findings_left
-                    .iter()
-                    .filter(|f| {
-                        f.severity == Severity::Error && f.repair.is_some() && !f.rule.is_config()
-                    })
-                    .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
-                    .collect();
-                if !left.is_empty() {
-                    failures.push(format!(
-                        "{}: repairable errors left after repair: {}",
-                        path.display(),
-                        left.join(" | ")
-                    ));
+        let api_only = expect["api_only"] == true;
+        if api_only != found.is_empty() {
+            failures.push(format!(
+                "{name}: `api_only` is {api_only} but check finds {found:?}"
+            ));
+        }
+        for (key, have) in [
+            ("rules", &got.rules),
+            ("warnings", &got.warnings),
+            ("changes", &got.changes),
+            ("left", &got.left),
+        ] {
+            match list(&expect[key]) {
+                Some(want) if &want == have => {}
+                Some(want) => {
+                    failures.push(format!("{name}: {key} expected {want:?}, found {have:?}"))
                 }
+                None => failures.push(format!("{name}: the expect file has no `{key}` list")),
             }
-            Err(e) => failures.push(format!("{}: {e}", path.display())),
+        }
+        // Nothing the policy could have repaired is left (config errors are the caller's).
+        let repairable: Vec<String> = r
+            .report
+            .findings_left
+            .iter()
+            .filter(|f| f.severity == Severity::Error && f.repair.is_some() && !f.rule.is_config())
+            .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
+            .collect();
+        if !repairable.is_empty() {
+            failures.push(format!(
+                "{name}: repairable errors left after repair: {}",
+                repairable.join(" | ")
+            ));
+        }
+        match std::fs::read_to_string(&after_path) {
+            Ok(after) if after == r.body => {}
+            Ok(_) => failures.push(format!(
+                "{name}: repair differs from {} (changes: {:?})",
+                after_path.display(),
+                r.report.changes
+            )),
+            Err(e) => failures.push(format!("{}: {e}", after_path.display())),
         }
     }
     assert!(
@@ -207,6 +313,7 @@ fn rules_find_the_same_with_and_without_the_readers_facts() {
         files.extend(rd.flatten().map(|e| e.path()).filter(|p| {
             p.extension().is_some_and(|x| x == "json")
                 && !p.to_string_lossy().ends_with(".expect.json")
+                && !p.to_string_lossy().ends_with(".after.json")
         }));
     }
     let opts = Options::default();

@@ -299,8 +299,10 @@ fn an05_removing_a_whole_message_leaves_the_next_one_alone_and_still_checked() {
         [
             ("AN-05", "removed_block", "messages[1].content[1]"),
             ("AN-05", "removed_field", "messages[1]"),
-            ("AN-19", "removed_block", "messages[1].content[0]"),
-            ("AN-04", "removed_message", "messages[1]"),
+            // What the removal exposed (AN-19, then AN-04) is repaired by AN-05's shared
+            // helper and reported under AN-05, the rule whose repair caused it.
+            ("AN-05", "removed_block", "messages[1].content[0]"),
+            ("AN-05", "removed_message", "messages[1]"),
             ("AN-05", "removed_block", "messages[2].content[0]"),
         ],
         "{:#?}",

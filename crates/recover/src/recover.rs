@@ -36,10 +36,10 @@ use serde::Serialize;
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
-use turnkeeper_prevent::rules::thinking::remove_thinking;
+use turnkeeper_prevent::rules::common::remove_thinking;
 use turnkeeper_prevent::{
-    Change, Finding, MissingThinking, Mode, Options, PreventError, RequestChange, RuleId, Severity,
-    Sink, context, repair,
+    Change, Finding, Fixer, MissingThinking, Mode, Options, PreventError, RequestChange, RuleId,
+    Severity, Sink, context, repair,
 };
 
 use crate::diagnosis::{Diagnosis, Location};
@@ -513,16 +513,18 @@ fn set_thinking(
     report: &mut RecoverReport,
 ) -> Result<Applied, RecoverError> {
     let mut draft = Draft::new(t);
-    let mut sink = Sink::new(true);
-    sink.set_param(
-        &mut draft,
-        RECOVER_RULE,
-        "thinking",
-        value,
-        format!("{reason} (recovering from {} at {})", d.kind, d.location),
-    );
-    for b in &betas {
-        sink.add_beta(RECOVER_RULE, b);
+    let mut sink = Sink::new();
+    {
+        let mut f = Fixer::new(&mut draft, &mut sink, true);
+        f.set_param(
+            RECOVER_RULE,
+            "thinking",
+            value,
+            &format!("{reason} (recovering from {} at {})", d.kind, d.location),
+        );
+        for b in &betas {
+            f.add_beta(RECOVER_RULE, b);
+        }
     }
     let body = draft.output().into_owned();
     follow_up(
@@ -561,13 +563,16 @@ fn strip(
     }
     let ledger = Ledger::take(&t);
     let mut draft = Draft::new(&t);
-    let mut sink = Sink::new(true);
+    let mut sink = Sink::new();
     let reason = format!(
         "removed a whole thinking block (never edited) to recover from {} at {}",
         d.kind, d.location
     );
-    for i in from..draft.len() {
-        remove_thinking(&mut draft, &mut sink, RECOVER_RULE, i, &reason);
+    {
+        let mut f = Fixer::new(&mut draft, &mut sink, true);
+        for i in from..f.len() {
+            remove_thinking(&mut f, RECOVER_RULE, i, &reason);
+        }
     }
     if sink.changes.is_empty() {
         return Ok(Applied::Skip(format!(

@@ -377,14 +377,25 @@ fn idempotent_on(
 /// # Errors
 /// When it does not.
 pub fn inv_noop_on_valid(input: &str, opts: &Options<'_>) -> Outcome {
+    noop_on_valid_counted(input, opts).map(|_| ())
+}
+
+/// [`inv_noop_on_valid`], saying whether the input was clean, that is whether the invariant's
+/// assertion ran (`Ok(true)`) or the input was passed over (`Ok(false)`: unreadable, or `check`
+/// found something). Properties count the `true`s, so a generator that stops making clean
+/// inputs cannot let the invariant pass without testing anything.
+///
+/// # Errors
+/// What repair changed or reported on a clean input.
+pub fn noop_on_valid_counted(input: &str, opts: &Options<'_>) -> Result<bool, String> {
     let Ok(t) = read(input, FormatHint::Auto) else {
-        return Ok(());
+        return Ok(false);
     };
     if !check(&t, opts).is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let r = repair(&t, opts).map_err(|e| format!("repair of a clean input failed: {e}"))?;
-    noop_verdict(input, &r)
+    noop_verdict(input, &r).map(|()| true)
 }
 
 /// [`inv_noop_on_valid`] on the repair of an input `check` found nothing in.

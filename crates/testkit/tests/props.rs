@@ -49,11 +49,6 @@ proptest! {
     }
 
     #[test]
-    fn prop_noop_on_valid(c in conversations(Knobs::default())) {
-        holds(&c, inv::inv_noop_on_valid)?;
-    }
-
-    #[test]
     fn prop_convergence(c in any_conversation(Knobs::default())) {
         holds(&c, inv::inv_convergence)?;
     }
@@ -103,4 +98,29 @@ proptest! {
         turnkeeper_testkit::fuzz::opencode_storage(&bytes);
         turnkeeper_testkit::fuzz::classify(&bytes);
     }
+}
+
+/// Invariant 4 with a count: the property passes over inputs `check` finds anything in, so it
+/// also counts the cases that reach its assertion and requires that at least half of them do.
+#[test]
+fn prop_noop_on_valid() {
+    let cfg = config();
+    let total = cfg.cases as usize;
+    let mut runner = proptest::test_runner::TestRunner::new(cfg);
+    let reached = std::cell::Cell::new(0usize);
+    let result = runner.run(&conversations(Knobs::default()), |c| {
+        if inv::noop_on_valid_counted(&c.json(), &c.options()).map_err(TestCaseError::fail)? {
+            reached.set(reached.get() + 1);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let reached = reached.get();
+    eprintln!("prop_noop_on_valid: {reached} of {total} cases were clean and asserted");
+    assert!(
+        reached * 2 >= total,
+        "only {reached} of {total} generated conversations were clean: the invariant barely ran"
+    );
 }

@@ -1,117 +1,149 @@
-//! The rules, in the order the pipeline runs them.
+//! The rule catalogue: one rule a file, named by its id, in the order the pipeline runs them.
+//!
+//! Each file's module documentation says what the API requires (with the exact error text and
+//! its source), what the repair does and why it is safe; its tests sit beside it. `docs/rules.md`
+//! is generated from those docs (`cargo xtask rules`). A rule gets one handle, the
+//! [`Fixer`]: it reads the draft through it and makes every change through it, so no
+//! change goes unreported and `check` changes nothing. No rule file imports another; what they
+//! share is in [`common`], and effects a repair has on other rules are found by those rules, in
+//! this pass or the next (`repair` runs the pipeline until a pass changes nothing).
 //!
 //! Order is deliberate: restoring from the store comes first (it brings back what later rules
 //! would otherwise "repair"); then signatures and schema (whole-block removals); then structure
 //! (trailing thinking first, since removing it can leave a whitespace lead-in that is no longer
-//! one; then empty blocks, empty messages, the first message, merges); then pairing (which may add a user
-//! message); then trailing and ordering rules for thinking; then the trailing assistant message;
-//! then the open tool loop (AN-16, which may change the thinking mode); then prefix binding (which
+//! one; then empty blocks, empty messages, the first message, merges); then pairing (which may add
+//! a user message); then tool ids and thinking order; then the trailing assistant message; then
+//! the open tool loop (AN-16, which may change the thinking mode); then prefix binding (which
 //! must see every edit made before it); and last the request settings, checked as they will be
 //! sent.
 
-pub mod config;
-pub mod gemini;
-pub mod pairing;
-pub mod structure;
-pub mod thinking;
+pub mod common;
 
-use turnkeeper_model::{Draft, Format};
+pub mod an01_first_user;
+pub mod an02_same_role;
+pub mod an03_prefill;
+pub mod an04_empty_messages;
+pub mod an05_empty_text;
+pub mod an06_schema;
+pub mod an08_tool_pairing;
+pub mod an12_tool_ids;
+pub mod an15_server_tools;
+pub mod an16_open_loop;
+pub mod an18_thinking_first;
+pub mod an19_trailing_thinking;
+pub mod an20_disabled_final_thinking;
+pub mod an22_restore;
+pub mod an23_signatures;
+pub mod an25_prefix_binding;
+pub mod an46_unique_tool_ids;
+pub mod cfg_request_settings;
+pub mod gm01_thought_signatures;
+pub mod gm12_roles;
+pub mod gm13_empty;
 
-use crate::ctx::{Ctx, Sink};
+use turnkeeper_model::Format;
+
+use crate::ctx::Ctx;
+use crate::fix::Fixer;
 use crate::id::RuleId;
 
-/// A rule: an id-bearing name and the function that finds (and, with `Sink::apply`, repairs).
+/// A rule: its file, the ids it reports, the formats it applies to, and the function that finds
+/// (and, through its [`Fixer`], repairs).
 #[derive(Clone, Copy)]
 pub struct Rule {
-    /// A short name.
-    pub name: &'static str,
-    /// The rule ids from api-rules.md it covers.
+    /// The file under `crates/prevent/src/rules/`, without `.rs`.
+    pub file: &'static str,
+    /// The ids it reports.
     pub ids: &'static [RuleId],
     /// The formats it applies to; the pipeline skips it for others.
     pub formats: &'static [Format],
     /// The function.
-    pub run: fn(&mut Ctx<'_>, &mut Draft<'_, '_>, &mut Sink),
+    pub run: fn(&mut Ctx<'_>, &mut Fixer<'_, '_, '_>),
 }
 
 impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rule")
-            .field("name", &self.name)
+            .field("file", &self.file)
             .field("ids", &self.ids)
             .finish()
     }
 }
 
+const ANTHROPIC: &[Format] = &[Format::Anthropic];
+const GEMINI: &[Format] = &[Format::Gemini];
+const BOTH: &[Format] = &[Format::Anthropic, Format::Gemini];
+
 /// Every rule, in running order.
 pub const RULES: &[Rule] = &[
     Rule {
-        name: "restore",
+        file: "an22_restore",
         ids: &[RuleId::An22],
-        formats: &[Format::Anthropic],
-        run: thinking::an22_restore,
+        formats: ANTHROPIC,
+        run: an22_restore::run,
     },
     Rule {
-        name: "signatures",
-        ids: &[RuleId::An23, RuleId::An06],
-        formats: &[Format::Anthropic],
-        run: thinking::an23_signatures,
+        file: "an23_signatures",
+        ids: &[RuleId::An23],
+        formats: ANTHROPIC,
+        run: an23_signatures::run,
     },
     Rule {
-        name: "schema",
+        file: "an06_schema",
         ids: &[RuleId::An06],
-        formats: &[Format::Anthropic],
-        run: structure::an06_schema,
+        formats: ANTHROPIC,
+        run: an06_schema::run,
     },
     Rule {
-        name: "trailing-thinking",
+        file: "an19_trailing_thinking",
         ids: &[RuleId::An19],
-        formats: &[Format::Anthropic],
-        run: thinking::an19_trailing,
+        formats: ANTHROPIC,
+        run: an19_trailing_thinking::run,
     },
     Rule {
-        name: "empty-text",
+        file: "an05_empty_text",
         ids: &[RuleId::An05],
-        formats: &[Format::Anthropic],
-        run: structure::an05_empty_text,
+        formats: ANTHROPIC,
+        run: an05_empty_text::run,
     },
     Rule {
-        name: "gemini-empty",
+        file: "gm13_empty",
         ids: &[RuleId::Gm13],
-        formats: &[Format::Gemini],
-        run: gemini::gm13_empty,
+        formats: GEMINI,
+        run: gm13_empty::run,
     },
     Rule {
-        name: "gemini-roles",
+        file: "gm12_roles",
         ids: &[RuleId::Gm12],
-        formats: &[Format::Gemini],
-        run: gemini::gm12_roles,
+        formats: GEMINI,
+        run: gm12_roles::run,
     },
     Rule {
-        name: "empty-messages",
+        file: "an04_empty_messages",
         ids: &[RuleId::An04],
-        formats: &[Format::Anthropic],
-        run: structure::an04_empty_messages,
+        formats: ANTHROPIC,
+        run: an04_empty_messages::run,
     },
     Rule {
-        name: "first-user",
+        file: "an01_first_user",
         ids: &[RuleId::An01],
-        formats: &[Format::Anthropic],
-        run: structure::an01_first_user,
+        formats: ANTHROPIC,
+        run: an01_first_user::run,
     },
     Rule {
-        name: "same-role",
+        file: "an02_same_role",
         ids: &[RuleId::An02],
-        formats: &[Format::Anthropic, Format::Gemini],
-        run: structure::an02_same_role,
+        formats: BOTH,
+        run: an02_same_role::run,
     },
     Rule {
-        name: "server-tools",
+        file: "an15_server_tools",
         ids: &[RuleId::An15],
-        formats: &[Format::Anthropic],
-        run: pairing::an15_server_tools,
+        formats: ANTHROPIC,
+        run: an15_server_tools::run,
     },
     Rule {
-        name: "pairing",
+        file: "an08_tool_pairing",
         ids: &[
             RuleId::An08,
             RuleId::An09,
@@ -121,53 +153,59 @@ pub const RULES: &[Rule] = &[
             RuleId::Gm09,
             RuleId::Gm10,
         ],
-        formats: &[Format::Anthropic, Format::Gemini],
-        run: pairing::an08_pairing,
+        formats: BOTH,
+        run: an08_tool_pairing::run,
     },
     Rule {
-        name: "first-user-after-pairing",
-        ids: &[RuleId::An01],
-        formats: &[Format::Anthropic],
-        run: structure::an01_after_pairing,
-    },
-    Rule {
-        name: "tool-ids",
+        file: "an12_tool_ids",
         ids: &[RuleId::An12],
-        formats: &[Format::Anthropic],
-        run: pairing::an12_tool_ids,
+        formats: ANTHROPIC,
+        run: an12_tool_ids::run,
     },
     Rule {
-        name: "thinking-first",
+        file: "an46_unique_tool_ids",
+        ids: &[RuleId::An46],
+        formats: ANTHROPIC,
+        run: an46_unique_tool_ids::run,
+    },
+    Rule {
+        file: "an18_thinking_first",
         ids: &[RuleId::An18],
-        formats: &[Format::Anthropic],
-        run: thinking::an18_thinking_first,
+        formats: ANTHROPIC,
+        run: an18_thinking_first::run,
     },
     Rule {
-        name: "prefill",
-        ids: &[RuleId::An03, RuleId::An20],
-        formats: &[Format::Anthropic],
-        run: structure::an03_prefill,
+        file: "an03_prefill",
+        ids: &[RuleId::An03],
+        formats: ANTHROPIC,
+        run: an03_prefill::run,
     },
     Rule {
-        name: "open-loop",
+        file: "an20_disabled_final_thinking",
+        ids: &[RuleId::An20],
+        formats: ANTHROPIC,
+        run: an20_disabled_final_thinking::run,
+    },
+    Rule {
+        file: "an16_open_loop",
         ids: &[RuleId::An16],
-        formats: &[Format::Anthropic],
-        run: thinking::an16_open_loop,
+        formats: ANTHROPIC,
+        run: an16_open_loop::run,
     },
     Rule {
-        name: "gemini-signatures",
+        file: "gm01_thought_signatures",
         ids: &[RuleId::Gm01],
-        formats: &[Format::Gemini],
-        run: gemini::gm01_signatures,
+        formats: GEMINI,
+        run: gm01_thought_signatures::run,
     },
     Rule {
-        name: "prefix-binding",
+        file: "an25_prefix_binding",
         ids: &[RuleId::An25],
-        formats: &[Format::Anthropic],
-        run: thinking::an25_prefix,
+        formats: ANTHROPIC,
+        run: an25_prefix_binding::run,
     },
     Rule {
-        name: "config",
+        file: "cfg_request_settings",
         ids: &[
             RuleId::Cfg01,
             RuleId::Cfg02,
@@ -182,7 +220,26 @@ pub const RULES: &[Rule] = &[
             RuleId::Cfg11,
             RuleId::Cfg12,
         ],
-        formats: &[Format::Anthropic],
-        run: config::config,
+        formats: ANTHROPIC,
+        run: cfg_request_settings::run,
     },
 ];
+
+/// The rule that reports `id`, if any.
+pub fn rule_for(id: RuleId) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.ids.contains(&id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalogue_id_has_exactly_one_rule() {
+        for &id in RuleId::ALL.iter().filter(|id| id.is_rule()) {
+            let n = RULES.iter().filter(|r| r.ids.contains(&id)).count();
+            assert_eq!(n, 1, "{id} is reported by {n} rules");
+        }
+        assert!(rule_for(RuleId::Recover).is_none());
+    }
+}

@@ -1,0 +1,539 @@
+//! The one door through which a rule finds and fixes: [`Fixer`].
+//!
+//! A rule never holds the [`Draft`] mutably. It gets a [`Fixer`], which reads as the draft
+//! (`Deref<Target = Draft>`) and offers each kind of edit as a method that records the change
+//! (rule, action, location, reason) as it makes it. In `check` the same methods record nothing
+//! and change nothing and return `false`, so a rule is written once for both modes:
+//!
+//! ```text
+//! f.find(RuleId::An05, Severity::Error, i, Some(j), "an empty text block", Some("remove it"));
+//! if f.remove_block(RuleId::An05, i, j, "removed an empty text block") {
+//!     continue; // the next block is at `j` now
+//! }
+//! j += 1;
+//! ```
+//!
+//! So no change can go unreported, and `check` cannot change anything.
+
+use std::ops::Deref;
+
+use turnkeeper_guard::{fingerprint, is_guarded};
+use turnkeeper_model::{Draft, DraftBlock, NewBlock, Role};
+
+use crate::finding::{Change, Finding, RequestChange, Severity};
+use crate::id::{ChangeAction, RuleId};
+
+/// A location, in the input's terms where possible.
+#[derive(Clone, Debug)]
+pub struct Loc {
+    /// The path (`messages[3].content[1]`).
+    pub path: String,
+    /// The input message index.
+    pub message_index: Option<usize>,
+    /// The input block index.
+    pub block_index: Option<usize>,
+}
+
+/// Where message `i` (and block `j`) of the draft came from.
+pub fn loc(d: &Draft<'_, '_>, i: usize, j: Option<usize>) -> Loc {
+    let t = d.transcript();
+    match (d.origin(i), j) {
+        (Some(o), None) => Loc {
+            path: t.message_path(o),
+            message_index: Some(o),
+            block_index: None,
+        },
+        (Some(o), Some(j)) => match d.block_origin(i, j) {
+            Some((m, k)) => Loc {
+                path: t.block_path(m, k),
+                message_index: Some(m),
+                block_index: Some(k),
+            },
+            None => Loc {
+                path: format!("{} (new block)", t.block_path(o, j)),
+                message_index: Some(o),
+                block_index: None,
+            },
+        },
+        (None, None) => Loc {
+            path: format!("output {} (new message)", t.message_path(i)),
+            message_index: None,
+            block_index: None,
+        },
+        (None, Some(j)) => Loc {
+            path: format!("output {} (new message)", t.block_path(i, j)),
+            message_index: None,
+            block_index: None,
+        },
+    }
+}
+
+/// What the rules found and did in one pass.
+#[derive(Debug, Default)]
+pub struct Sink {
+    /// Findings.
+    pub findings: Vec<Finding>,
+    /// Changes made.
+    pub changes: Vec<Change>,
+    /// Request-level changes.
+    pub request: Vec<RequestChange>,
+    /// Guarded (thinking) input blocks removed or replaced, as reported.
+    pub removed_guarded: usize,
+    /// Raw texts of guarded blocks a rule put in (restored from the store, or the documented
+    /// Gemini dummy signature): the ledger allows them.
+    pub restored: Vec<String>,
+    /// The smallest input message index a repair edited (for prefix binding, AN-25).
+    pub first_edit: Option<usize>,
+}
+
+impl Sink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Sink::default()
+    }
+}
+
+/// A rule's handle on the draft: read it through `Deref`, find and fix through the methods.
+/// In check mode every fix is a no-op that returns `false`.
+pub struct Fixer<'f, 't, 'a> {
+    d: &'f mut Draft<'t, 'a>,
+    s: &'f mut Sink,
+    repair: bool,
+}
+
+impl<'t, 'a> Deref for Fixer<'_, 't, 'a> {
+    type Target = Draft<'t, 'a>;
+    fn deref(&self) -> &Draft<'t, 'a> {
+        self.d
+    }
+}
+
+impl std::fmt::Debug for Fixer<'_, '_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixer")
+            .field("repair", &self.repair)
+            .field("findings", &self.s.findings.len())
+            .field("changes", &self.s.changes.len())
+            .finish()
+    }
+}
+
+impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
+    /// A handle that only finds (`repair == false`, for `check`) or also fixes.
+    pub fn new(d: &'f mut Draft<'t, 'a>, s: &'f mut Sink, repair: bool) -> Self {
+        Fixer { d, s, repair }
+    }
+
+    /// The draft, for reading (also reachable through `Deref`).
+    pub fn draft(&self) -> &Draft<'t, 'a> {
+        self.d
+    }
+
+    /// The smallest input message index a repair of this pass edited (AN-25).
+    pub fn first_edit(&self) -> Option<usize> {
+        self.s.first_edit
+    }
+
+    /// Records a finding about message `i` (block `j`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn find(
+        &mut self,
+        rule: RuleId,
+        severity: Severity,
+        i: usize,
+        j: Option<usize>,
+        message: impl Into<String>,
+        repair: Option<&str>,
+    ) {
+        let l = loc(self.d, i, j);
+        self.s.findings.push(Finding {
+            rule,
+            severity,
+            path: l.path,
+            message_index: l.message_index,
+            block_index: l.block_index,
+            message: message.into(),
+            repair: repair.map(str::to_owned),
+        });
+    }
+
+    /// Records a request-level finding (`path` is a parameter name).
+    pub fn find_param(
+        &mut self,
+        rule: RuleId,
+        severity: Severity,
+        path: &str,
+        message: impl Into<String>,
+        repair: Option<&str>,
+    ) {
+        self.s.findings.push(Finding {
+            rule,
+            severity,
+            path: path.to_owned(),
+            message_index: None,
+            block_index: None,
+            message: message.into(),
+            repair: repair.map(str::to_owned),
+        });
+    }
+
+    fn note_edit(&mut self, i: usize) {
+        let d = &*self.d;
+        let o = d
+            .origin(i)
+            .or_else(|| (i..d.len()).find_map(|k| d.origin(k)))
+            .unwrap_or(usize::MAX);
+        self.s.first_edit = Some(self.s.first_edit.map_or(o, |f| f.min(o)));
+    }
+
+    fn push(
+        &mut self,
+        rule: RuleId,
+        action: ChangeAction,
+        path: String,
+        reason: String,
+        fingerprint: Option<String>,
+    ) {
+        self.s.changes.push(Change {
+            rule,
+            action,
+            path,
+            reason,
+            fingerprint,
+        });
+    }
+
+    /// Removes block `j` of message `i`. A thinking block goes whole, its fingerprint reported.
+    pub fn remove_block(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        let l = loc(self.d, i, Some(j));
+        let (guarded, fp) = match self.d.block(i, j) {
+            Some(b) => (
+                is_guarded(b.block) && b.orig.is_some(),
+                is_guarded(b.block).then(|| fingerprint(b.raw())),
+            ),
+            None => return false,
+        };
+        if self.d.remove_block(i, j).is_none() {
+            return false;
+        }
+        if guarded {
+            self.s.removed_guarded += 1;
+        }
+        self.note_edit(i);
+        self.push(rule, ChangeAction::RemovedBlock, l.path, reason.into(), fp);
+        true
+    }
+
+    /// Removes message `i` (and the thinking blocks it holds, counted and fingerprinted). The
+    /// last message left is never removed: the API rejects `"messages": []`, so the finding
+    /// stays instead (and `repair` reports it as left).
+    pub fn remove_message(&mut self, rule: RuleId, i: usize, reason: impl Into<String>) -> bool {
+        if !self.repair || i >= self.d.len() || self.d.len() == 1 {
+            return false;
+        }
+        let l = loc(self.d, i, None);
+        let guarded: Vec<String> = self
+            .d
+            .blocks(i)
+            .filter(|b| is_guarded(b.block) && b.orig.is_some())
+            .map(|b| fingerprint(b.raw()))
+            .collect();
+        self.note_edit(i);
+        if self.d.remove_message(i).is_none() {
+            return false;
+        }
+        self.s.removed_guarded += guarded.len();
+        let mut reason = reason.into();
+        if !guarded.is_empty() {
+            reason.push_str(&format!(
+                " (its {} thinking block(s) went with it)",
+                guarded.len()
+            ));
+        }
+        let fp = (!guarded.is_empty()).then(|| guarded.join(","));
+        self.push(rule, ChangeAction::RemovedMessage, l.path, reason, fp);
+        true
+    }
+
+    /// Inserts a new block at `j` of message `i`.
+    pub fn insert_block(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        block: DraftBlock,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        self.d.insert_block(i, j, block);
+        self.note_edit(i);
+        let l = loc(self.d, i, Some(j));
+        self.push(
+            rule,
+            ChangeAction::InsertedBlock,
+            l.path,
+            reason.into(),
+            None,
+        );
+        true
+    }
+
+    /// [`Fixer::insert_block`] with the block built only when it is inserted (never in check
+    /// mode); nothing happens when `build` gives `None`.
+    pub fn insert_block_with(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        build: impl FnOnce(&Draft<'t, 'a>) -> Option<DraftBlock>,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        match build(self.d) {
+            Some(block) => self.insert_block(rule, i, j, block, reason),
+            None => false,
+        }
+    }
+
+    /// Replaces block `j` of message `i` with an edited copy. Never for a thinking block: the
+    /// guard fails the repair closed if one changes.
+    pub fn edit_block(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        block: NewBlock,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        let l = loc(self.d, i, Some(j));
+        if self.d.remove_block(i, j).is_none() {
+            return false;
+        }
+        self.d.insert_block(i, j, DraftBlock::New(Box::new(block)));
+        self.note_edit(i);
+        self.push(rule, ChangeAction::EditedBlock, l.path, reason.into(), None);
+        true
+    }
+
+    /// [`Fixer::edit_block`] for the one signature turnkeeper may write: Gemini's documented
+    /// dummy `thoughtSignature` (api-rules.md GM-05). The guard is told to accept the new bytes.
+    pub fn set_dummy_signature(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        block: NewBlock,
+        reason: impl Into<String>,
+    ) -> bool {
+        let raw = block.json.clone();
+        let done = self.edit_block(rule, i, j, block, reason);
+        if done {
+            self.s.restored.push(raw);
+        }
+        done
+    }
+
+    /// Moves block `from` (message, block) to position `to` (message, block), as one reported
+    /// change. Positions are taken after the block left its place.
+    pub fn move_block(
+        &mut self,
+        rule: RuleId,
+        from: (usize, usize),
+        to: (usize, usize),
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        let l = loc(self.d, from.0, Some(from.1));
+        let Some(h) = self.d.block_handle(from.0, from.1) else {
+            return false;
+        };
+        if self.d.remove_block(from.0, from.1).is_none() {
+            return false;
+        }
+        self.d.insert_block(to.0, to.1, h);
+        self.note_edit(from.0.min(to.0));
+        let to_path = loc(self.d, to.0, None).path;
+        let reason = format!("{} (to {to_path}, position {})", reason.into(), to.1);
+        self.push(rule, ChangeAction::MovedBlock, l.path, reason, None);
+        true
+    }
+
+    /// Inserts a new message at `i`.
+    pub fn insert_message(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        role: Role,
+        blocks: Vec<DraftBlock>,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        self.d.insert_message(i, role, blocks);
+        if i + 1 < self.d.len() {
+            self.note_edit(i);
+        }
+        let l = loc(self.d, i, None);
+        self.push(
+            rule,
+            ChangeAction::InsertedMessage,
+            l.path,
+            reason.into(),
+            None,
+        );
+        true
+    }
+
+    /// [`Fixer::insert_message`] with the blocks built only when it is inserted (never in
+    /// check mode).
+    pub fn insert_message_with(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        role: Role,
+        build: impl FnOnce(&Draft<'t, 'a>) -> Vec<DraftBlock>,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        let blocks = build(self.d);
+        self.insert_message(rule, i, role, blocks, reason)
+    }
+
+    /// Appends message `i`'s blocks to message `i - 1` and removes message `i` (a merge of
+    /// same-role neighbours), as one reported change.
+    pub fn merge_into_previous(&mut self, rule: RuleId, i: usize) -> bool {
+        if !self.repair || i == 0 || i >= self.d.len() {
+            return false;
+        }
+        let moved = self.d.take_blocks(i);
+        let n = moved.len();
+        let at = self.d.block_count(i - 1);
+        let mut list = self.d.take_blocks(i - 1);
+        list.extend(moved);
+        self.d.set_blocks(i - 1, list);
+        self.note_edit(i - 1);
+        let l = loc(self.d, i - 1, None);
+        self.d.remove_message(i);
+        self.push(
+            rule,
+            ChangeAction::MergedMessage,
+            l.path,
+            format!("merged the next message's {n} block(s) after block {at}"),
+            None,
+        );
+        true
+    }
+
+    /// Replaces message `i`'s blocks with the provider's original (the turn store). The
+    /// replaced thinking blocks count as removed; the restored ones (`guarded`, their raw
+    /// texts) are allowed by the guard.
+    pub fn restore_message(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        blocks: Vec<DraftBlock>,
+        guarded: Vec<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        let replaced = self
+            .d
+            .blocks(i)
+            .filter(|b| is_guarded(b.block) && b.orig.is_some())
+            .count();
+        self.d.set_blocks(i, blocks);
+        self.s.removed_guarded += replaced;
+        self.s.restored.extend(guarded);
+        self.note_edit(i);
+        let l = loc(self.d, i, None);
+        self.push(
+            rule,
+            ChangeAction::RestoredMessage,
+            l.path,
+            "put back the assistant turn exactly as the provider returned it (turn store)"
+                .to_owned(),
+            None,
+        );
+        true
+    }
+
+    /// Records that a `cache_control` breakpoint of message `i` was dropped (it went with a
+    /// removed block and had nowhere to go).
+    pub fn dropped_field(&mut self, rule: RuleId, i: usize, reason: impl Into<String>) -> bool {
+        if !self.repair {
+            return false;
+        }
+        self.note_edit(i);
+        let l = loc(self.d, i, None);
+        self.push(
+            rule,
+            ChangeAction::RemovedField,
+            l.path,
+            reason.into(),
+            None,
+        );
+        true
+    }
+
+    /// Sets a top-level request parameter.
+    pub fn set_param(&mut self, rule: RuleId, key: &str, value: &str, reason: &str) -> bool {
+        if !self.repair {
+            return false;
+        }
+        self.d.set_top(key, Some(value.to_owned()));
+        self.s.request.push(RequestChange::SetParam {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            rule,
+        });
+        self.push(
+            rule,
+            ChangeAction::Request,
+            key.to_owned(),
+            reason.to_owned(),
+            None,
+        );
+        true
+    }
+
+    /// Asks the caller to send an `anthropic-beta` value.
+    pub fn add_beta(&mut self, rule: RuleId, value: &str) -> bool {
+        if !self.repair {
+            return false;
+        }
+        if !self
+            .s
+            .request
+            .iter()
+            .any(|r| matches!(r, RequestChange::AddBeta { value: v, .. } if v == value))
+        {
+            self.s.request.push(RequestChange::AddBeta {
+                value: value.to_owned(),
+                rule,
+            });
+        }
+        true
+    }
+}

@@ -1,0 +1,753 @@
+//! ## AN-08: a tool_use without a tool_result right after it
+//!
+//! **The API.** Every `tool_use` in assistant message *i* must have a `tool_result` with the same
+//! id in message *i+1*, a user message. Error: ``messages.N: `tool_use` ids were found without
+//! `tool_result` blocks immediately after: <ids>. Each `tool_use` block must have a
+//! corresponding `tool_result` block in the next message.`` (older: ``Did not find K
+//! `tool_result` block(s) at the beginning of this message…``). Source: api-rules.md AN-08
+//! (handle-tool-calls page; error corpus). Gemini's counterpart is GM-10.
+//!
+//! **Repair.** An error result (`is_error: true`, the policy's placeholder text) is added for
+//! each unanswered call, at the front of the next user message, or in a new user message.
+//!
+//! ## AN-09: tool results not first in their message
+//!
+//! **The API.** In the user message after the calls, every `tool_result` comes before any other
+//! block; the API gives the AN-08 errors. Source: api-rules.md AN-09 (handle-tool-calls page:
+//! "the tool_result blocks must come FIRST"). Gemini's counterpart is GM-03.
+//!
+//! **Repair.** The results are moved to the front, in call order (each move reported).
+//!
+//! ## AN-10: a tool_result without its tool_use, or a duplicate
+//!
+//! **The API.** Every `tool_result.tool_use_id` must name a `tool_use` in the immediately
+//! previous assistant message, once. Error: ``messages.N.content.M: unexpected `tool_use_id`
+//! found in `tool_result` blocks: <id>. Each `tool_result` block must have a corresponding
+//! `tool_use` block in the previous message.`` Source: api-rules.md AN-10 (error corpus).
+//!
+//! **Repair.** The orphan or duplicate result is removed; a message left empty goes too.
+//!
+//! ## AN-11: a message between a tool_use and its tool_result
+//!
+//! **The API.** Nothing may stand between a `tool_use` message and its results; the API gives
+//! the AN-08 error. Source: api-rules.md AN-11 (handle-tool-calls page). Gemini's counterpart is
+//! GM-09.
+//!
+//! **Repair.** Results that sit in a later user message of the run are moved to the front of the
+//! message right after the calls; a message left empty goes.
+//!
+//! ## GM-03: Gemini, function responses not first
+//!
+//! **The API.** Each step is `model[functionCall…]` then `user[functionResponse…]`, with one
+//! response per call, matched by `id`, else by order and `name`. Source: api-rules.md GM-03.
+//! Repaired as AN-09.
+//!
+//! ## GM-09: Gemini, a function response in the wrong turn
+//!
+//! **The API.** A function response must directly follow the turn with its call. Source:
+//! api-rules.md GM-09. Repaired as AN-11.
+//!
+//! ## GM-10: Gemini, function calls and responses do not pair up
+//!
+//! **The API.** One function response part per function call part of the call turn. Source:
+//! api-rules.md GM-10. Repaired as AN-08 (an error `functionResponse` with
+//! `response: {"error": …}`) and AN-10.
+//!
+//! **Why these repairs are safe.** Everything they do changes user messages only (or adds one),
+//! so no thinking block is touched (api-rules.md §5.2, AN-08 row). One forward pass: each
+//! assistant turn with calls claims the run of user messages that follows it. Consecutive
+//! assistant messages count as one turn, as the API merges them (AN-02).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use turnkeeper_model::json::write_string;
+use turnkeeper_model::{BlockKind, BlockRef, Draft, DraftBlock, Format, NewBlock, Role};
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::rules::common::remove_trailing_thinking;
+
+/// The key a call and its result are matched by: the id (`id` of a call, `tool_use_id` of a
+/// result), or for Gemini calls without an id, the function name (GM-11: "match by `id` when
+/// present, otherwise by order and `name`"). Borrowed from the text unless it must be built.
+fn key<'d>(b: &BlockRef<'d>) -> Cow<'d, str> {
+    let id = match b.kind() {
+        BlockKind::ToolCall => b.id(),
+        _ => b.tool_use_id(),
+    };
+    id.unwrap_or_else(|| Cow::Owned(format!("name:{}", b.str(b.block.name).unwrap_or_default())))
+}
+
+/// A call's or result's key ([`key`]) and name, owned, for block `j` of message `i`.
+fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
+    let b = d.block(i, j)?;
+    if !matches!(b.kind(), BlockKind::ToolCall | BlockKind::ToolResult) {
+        return None;
+    }
+    let name = b
+        .str(b.block.name)
+        .map(|n| n.into_owned())
+        .unwrap_or_default();
+    Some((key(&b).into_owned(), name))
+}
+
+struct Analysis {
+    /// Calls with no result anywhere in the run: (key, name).
+    missing: Vec<(String, String)>,
+    /// A result in the first message stands after a non-result block.
+    not_first: bool,
+    /// Results for these calls sit in a later message of the run.
+    late: usize,
+    /// Results that answer no call: (message, block).
+    orphans: Vec<(usize, usize)>,
+    /// Second results for the same call.
+    dups: Vec<(usize, usize)>,
+}
+
+impl Analysis {
+    fn ok(&self) -> bool {
+        self.missing.is_empty()
+            && !self.not_first
+            && self.late == 0
+            && self.orphans.is_empty()
+            && self.dups.is_empty()
+    }
+}
+
+fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String)]) -> Analysis {
+    // Turns have a handful of calls: linear scans over a small vector beat hashing.
+    let mut want: Vec<(&str, usize)> = Vec::with_capacity(calls.len());
+    for (k, _) in calls {
+        match want.iter_mut().find(|(w, _)| *w == k.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => want.push((k.as_str(), 1)),
+        }
+    }
+    let mut a = Analysis {
+        missing: Vec::new(),
+        not_first: false,
+        late: 0,
+        orphans: Vec::new(),
+        dups: Vec::new(),
+    };
+    for k in first..end {
+        let mut seen_other = false;
+        for j in 0..d.block_count(k) {
+            let Some(b) = d.block(k, j) else { continue };
+            if b.kind() != BlockKind::ToolResult {
+                seen_other = true;
+                continue;
+            }
+            let key = key(&b);
+            match want.iter_mut().find(|(w, _)| *w == key.as_ref()) {
+                Some((_, n)) if *n > 0 => {
+                    *n -= 1;
+                    if k != first {
+                        a.late += 1;
+                    } else if seen_other {
+                        a.not_first = true;
+                    }
+                }
+                Some(_) => a.dups.push((k, j)),
+                None => a.orphans.push((k, j)),
+            }
+        }
+    }
+    for (k, name) in calls {
+        if let Some((_, n)) = want.iter_mut().find(|(w, n)| *w == k.as_str() && *n > 0) {
+            *n -= 1;
+            a.missing.push((k.clone(), name.clone()));
+        }
+    }
+    a
+}
+
+fn synthetic_result(
+    d: &Draft<'_, '_>,
+    key: &str,
+    name: &str,
+    placeholder: &str,
+) -> Option<DraftBlock> {
+    let format = d.transcript().format;
+    let mut json = String::new();
+    match format {
+        Format::Gemini => {
+            json.push_str("{\"functionResponse\":{");
+            if !key.starts_with("name:") {
+                json.push_str("\"id\":");
+                write_string(&mut json, key);
+                json.push(',');
+            }
+            json.push_str("\"name\":");
+            write_string(&mut json, name);
+            json.push_str(",\"response\":{\"error\":");
+            write_string(&mut json, placeholder);
+            json.push_str("}}}");
+        }
+        _ => {
+            json.push_str("{\"type\":\"tool_result\",\"tool_use_id\":");
+            write_string(&mut json, key);
+            json.push_str(",\"is_error\":true,\"content\":");
+            write_string(&mut json, placeholder);
+            json.push('}');
+        }
+    }
+    NewBlock::new(format, json)
+        .ok()
+        .map(|b| DraftBlock::New(Box::new(b)))
+}
+
+fn ids(format: Format) -> (RuleId, RuleId, RuleId, RuleId) {
+    // (missing, order, late/placement, orphan)
+    match format {
+        Format::Gemini => (RuleId::Gm10, RuleId::Gm03, RuleId::Gm09, RuleId::Gm10),
+        _ => (RuleId::An08, RuleId::An09, RuleId::An11, RuleId::An10),
+    }
+}
+
+/// True when a call and a result name each other ([`key`]).
+fn answers(call: &BlockRef<'_>, result: &BlockRef<'_>) -> bool {
+    key(call) == key(result)
+}
+
+/// The common case, decided without allocating: the turn `[start, a_end)` makes calls, the user
+/// message at `a_end` starts with exactly one result for each, and no later message of the run
+/// `(a_end, end)` holds a result. `pending` is scratch space kept across turns. `false` means
+/// "look closer" ([`analyse`]), not necessarily a finding.
+fn turn_is_answered(
+    d: &Draft<'_, '_>,
+    start: usize,
+    a_end: usize,
+    end: usize,
+    pending: &mut Vec<(usize, usize)>,
+) -> bool {
+    if end <= a_end {
+        return false;
+    }
+    pending.clear();
+    for k in start..a_end {
+        if d.summary(k).kinds.contains(BlockKind::ToolCall) {
+            pending.extend(
+                d.blocks(k)
+                    .enumerate()
+                    .filter(|(_, b)| b.kind() == BlockKind::ToolCall)
+                    .map(|(j, _)| (k, j)),
+            );
+        }
+    }
+    let mut results_done = false;
+    for r in d.blocks(a_end) {
+        if r.kind() != BlockKind::ToolResult {
+            results_done = true;
+            continue;
+        }
+        if results_done {
+            return false;
+        }
+        let matched = pending
+            .iter()
+            .position(|&(k, j)| d.block(k, j).is_some_and(|c| answers(&c, &r)));
+        match matched {
+            Some(p) => {
+                pending.swap_remove(p);
+            }
+            None => return false,
+        }
+    }
+    pending.is_empty()
+        && (a_end + 1..end).all(|k| !d.summary(k).kinds.contains(BlockKind::ToolResult))
+}
+
+/// Pairs calls and results: AN-08 to AN-11 (GM-03, GM-09, GM-10 for Gemini).
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    let format = f.transcript().format;
+    let (r_missing, r_order, r_late, r_orphan) = ids(format);
+    let mut pending = Vec::new();
+    let mut i = 0;
+    while i < f.len() {
+        match f.role(i) {
+            Role::Assistant => {
+                // Consecutive assistant messages are one turn (the API merges them, AN-02); their
+                // calls are answered by the run of user messages that follows.
+                let a_end = (i..f.len())
+                    .find(|&k| f.role(k) != Role::Assistant)
+                    .unwrap_or(f.len());
+                if !(i..a_end).any(|k| f.summary(k).kinds.contains(BlockKind::ToolCall)) {
+                    i = a_end;
+                    continue;
+                }
+                let end = (a_end..f.len())
+                    .find(|&k| f.role(k) != Role::User)
+                    .unwrap_or(f.len());
+                if turn_is_answered(f, i, a_end, end, &mut pending) {
+                    i = end;
+                    continue;
+                }
+                let calls: Vec<(String, String)> = (i..a_end)
+                    .flat_map(|k| (0..f.block_count(k)).map(move |j| (k, j)))
+                    .filter_map(|(k, j)| {
+                        f.block(k, j)
+                            .filter(|b| b.kind() == BlockKind::ToolCall)
+                            .and_then(|_| call_key(f, k, j))
+                    })
+                    .collect();
+                let last_asst = a_end - 1;
+                if calls.is_empty() {
+                    i = a_end;
+                    continue;
+                }
+                if end == a_end {
+                    let names: Vec<&str> = calls.iter().map(|(k, _)| k.as_str()).collect();
+                    f.find(
+                        r_missing,
+                        Severity::Error,
+                        last_asst,
+                        None,
+                        format!(
+                            "tool call ids were found without results immediately after: {}",
+                            names.join(", ")
+                        ),
+                        Some("add a user message with an error result for each call"),
+                    );
+                    if split_turn(ctx, f, (i, a_end, end), (r_missing, r_late)) {
+                        continue;
+                    }
+                    let placeholder = &ctx.policy.tool_result_placeholder;
+                    let build = |d: &Draft<'_, '_>| -> Vec<DraftBlock> {
+                        calls
+                            .iter()
+                            .filter_map(|(k, n)| synthetic_result(d, k, n, placeholder))
+                            .collect()
+                    };
+                    let reason = format!(
+                        "added error results for {} call(s) that never got one: {}",
+                        calls.len(),
+                        names.join(", ")
+                    );
+                    if f.insert_message_with(r_missing, a_end, Role::User, build, reason) {
+                        // The assistant turn is no longer last: a thinking block it ends with
+                        // (left alone as a prefill) is now a trailing thinking block.
+                        let gone = remove_trailing_thinking(
+                            ctx,
+                            f,
+                            r_missing,
+                            a_end - 1,
+                            "removed a thinking block left last once the turn was no longer the final message (AN-19)",
+                        );
+                        i = if gone { a_end } else { a_end + 1 };
+                    } else {
+                        i = a_end;
+                    }
+                    continue;
+                }
+                let a = analyse(f, a_end, end, &calls);
+                if a.ok() {
+                    i = end;
+                    continue;
+                }
+                report(f, last_asst, &a, (r_missing, r_order, r_late, r_orphan));
+                if split_turn(ctx, f, (i, a_end, end), (r_missing, r_late)) {
+                    continue;
+                }
+                let run = Run {
+                    first: last_asst + 1,
+                    end,
+                    calls: &calls,
+                };
+                i = rebuild(ctx, f, run, (r_missing, r_order, r_late, r_orphan));
+            }
+            Role::User => {
+                // A user message no assistant call claimed: any result in it is an orphan.
+                if !f.summary(i).kinds.contains(BlockKind::ToolResult) {
+                    i += 1;
+                    continue;
+                }
+                let mut j = 0;
+                let mut removed = false;
+                while j < f.block_count(i) {
+                    if f.block(i, j)
+                        .is_some_and(|b| b.kind() == BlockKind::ToolResult)
+                    {
+                        let id = call_key(f, i, j).map(|(k, _)| k).unwrap_or_default();
+                        f.find(r_orphan, Severity::Error, i, Some(j),
+                            format!("unexpected `tool_use_id` found in `tool_result` blocks: {id}. The previous message has no matching call"),
+                            Some("remove the orphan result"));
+                        if f.remove_block(r_orphan, i, j, format!("removed a result for `{id}`, which no call in the previous message made")) {
+                            removed = true;
+                            continue;
+                        }
+                    }
+                    j += 1;
+                }
+                if removed
+                    && f.block_count(i) == 0
+                    && f.is_string_content(i).is_none()
+                    && f.remove_message(
+                        r_orphan,
+                        i,
+                        "removed a message left empty by removing orphan results",
+                    )
+                {
+                    continue;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+fn report(
+    f: &mut Fixer<'_, '_, '_>,
+    i: usize,
+    a: &Analysis,
+    rules: (RuleId, RuleId, RuleId, RuleId),
+) {
+    let (r_missing, r_order, r_late, r_orphan) = rules;
+    if !a.missing.is_empty() {
+        let ids: Vec<&str> = a.missing.iter().map(|(k, _)| k.as_str()).collect();
+        f.find(
+            r_missing,
+            Severity::Error,
+            i + 1,
+            None,
+            format!(
+                "`tool_use` ids were found without `tool_result` blocks immediately after: {}",
+                ids.join(", ")
+            ),
+            Some("insert an error result for each unanswered call"),
+        );
+    }
+    if a.not_first {
+        f.find(
+            r_order,
+            Severity::Error,
+            i + 1,
+            None,
+            "tool results must come first in the message, before any other block",
+            Some("move the results to the front"),
+        );
+    }
+    if a.late > 0 {
+        f.find(r_late, Severity::Error, i + 1, None,
+            format!("{} result(s) sit in a later message; nothing may stand between a call and its results", a.late),
+            Some("move them to the front of the message right after the call"));
+    }
+    for &(k, j) in a.orphans.iter() {
+        f.find(
+            r_orphan,
+            Severity::Error,
+            k,
+            Some(j),
+            "a result whose id matches no call in the previous assistant message",
+            Some("remove it"),
+        );
+    }
+    for &(k, j) in a.dups.iter() {
+        f.find(
+            r_orphan,
+            Severity::Error,
+            k,
+            Some(j),
+            "a second result for the same call",
+            Some("remove the duplicate"),
+        );
+    }
+}
+
+/// Whether the API merges consecutive assistant messages (AN-02) before it pairs calls with
+/// results (AN-08) is disputed (peers.md). An input whose turn is answered under the merging
+/// reading is left as it is; but when a turn spanning several assistant messages must be edited
+/// and an earlier one of them makes calls, its calls are answered in a new user message right
+/// after it, which is valid under both readings: the results found later in the run move there,
+/// error results stand in for the others. Returns true when it split the turn (in repair only);
+/// the caller then looks at the turn again. `span` is (turn start, end of the assistant run, end
+/// of the user run after it).
+fn split_turn(
+    ctx: &Ctx<'_>,
+    f: &mut Fixer<'_, '_, '_>,
+    span: (usize, usize, usize),
+    rules: (RuleId, RuleId),
+) -> bool {
+    let (i, a_end, end) = span;
+    let (r_missing, r_late) = rules;
+    let Some(k) =
+        (i..a_end.saturating_sub(1)).find(|&k| f.summary(k).kinds.contains(BlockKind::ToolCall))
+    else {
+        return false;
+    };
+    let calls: Vec<(String, String)> = (0..f.block_count(k))
+        .filter_map(|j| {
+            f.block(k, j)
+                .filter(|b| b.kind() == BlockKind::ToolCall)
+                .and_then(|_| call_key(f, k, j))
+        })
+        .collect();
+    let origin = f
+        .origin(k)
+        .map_or_else(|| "a new message".to_owned(), |o| format!("messages[{o}]"));
+    if !f.insert_message(
+        r_late,
+        k + 1,
+        Role::User,
+        Vec::new(),
+        format!("added a user message right after the calls of {origin}, so they are answered whether or not the API merges consecutive assistant messages"),
+    ) {
+        return false;
+    }
+    // The run after the assistant messages moved one down.
+    let (a_end, end) = (a_end + 1, end + 1);
+    let placeholder = &ctx.policy.tool_result_placeholder;
+    for (p, (key, name)) in calls.iter().enumerate() {
+        match find_result(f, a_end, end, 0, key) {
+            Some(at) => {
+                f.move_block(
+                    r_late,
+                    at,
+                    (k + 1, p),
+                    format!("moved the result for `{key}` right after its call"),
+                );
+            }
+            None => {
+                f.insert_block_with(
+                    r_missing,
+                    k + 1,
+                    p,
+                    |d| synthetic_result(d, key, name, placeholder),
+                    format!("added an error result for `{key}`, a call that never got one"),
+                );
+            }
+        }
+    }
+    true
+}
+
+/// Where a result is (message, block) and whether it is an error result.
+type Place = (usize, usize, bool);
+
+/// The run of user messages `[first, end)` that answers `calls`.
+struct Run<'c> {
+    first: usize,
+    end: usize,
+    calls: &'c [(String, String)],
+}
+
+/// Where a result for `key` is in the run: at or after position `from` of the first message,
+/// else in a later message.
+fn find_result(
+    d: &Draft<'_, '_>,
+    first: usize,
+    end: usize,
+    from: usize,
+    key: &str,
+) -> Option<(usize, usize)> {
+    (first..end).find_map(|k| {
+        let start = if k == first { from } else { 0 };
+        (start..d.block_count(k)).find_map(|j| {
+            let b = d.block(k, j)?;
+            (b.kind() == BlockKind::ToolResult && self::key(&b) == key).then_some((k, j))
+        })
+    })
+}
+
+/// Rebuilds a run so its first message starts with one result per call, in call order: drops
+/// duplicates and orphans, moves results up, adds error results for calls that have none, and
+/// removes later messages left empty. Returns the index after the run.
+fn rebuild(
+    ctx: &Ctx<'_>,
+    f: &mut Fixer<'_, '_, '_>,
+    run: Run<'_>,
+    rules: (RuleId, RuleId, RuleId, RuleId),
+) -> usize {
+    let (r_missing, r_order, r_late, r_orphan) = rules;
+    let Run { first, end, calls } = run;
+    let mut want: HashMap<&str, usize> = HashMap::new();
+    for (k, _) in calls {
+        *want.entry(k.as_str()).or_insert(0) += 1;
+    }
+    let want = want;
+    // Duplicates and orphans out. Of several results for one call, those that are not errors
+    // are kept first: a synthetic error result followed by the real output keeps the output.
+    let mut found: Vec<(String, Vec<Place>)> = Vec::new();
+    for k in first..end {
+        for j in 0..f.block_count(k) {
+            let Some(b) = f.block(k, j).filter(|b| b.kind() == BlockKind::ToolResult) else {
+                continue;
+            };
+            let error = b.block.is_error == Some(true);
+            let key = self::key(&b).into_owned();
+            match found.iter_mut().find(|(x, _)| *x == key) {
+                Some((_, at)) => at.push((k, j, error)),
+                None => found.push((key, vec![(k, j, error)])),
+            }
+        }
+    }
+    let mut drop: Vec<(usize, usize, String)> = Vec::new();
+    for (key, at) in &found {
+        let n = want.get(key.as_str()).copied().unwrap_or(0);
+        if n == 0 {
+            drop.extend(at.iter().map(|&(k, j, _)| {
+                (k, j, format!("removed a result for `{key}`, which the previous assistant message did not call"))
+            }));
+            continue;
+        }
+        if at.len() <= n {
+            continue;
+        }
+        let mut order: Vec<&(usize, usize, bool)> = at.iter().filter(|x| !x.2).collect();
+        order.extend(at.iter().filter(|x| x.2));
+        for &&(k, j, error) in order.iter().skip(n) {
+            let why = if error && at.iter().any(|x| !x.2) {
+                format!("removed an error result for `{key}`: the call's real result is kept")
+            } else {
+                format!("removed a duplicate result for `{key}`")
+            };
+            drop.push((k, j, why));
+        }
+    }
+    // From the end, so the positions of those still to go stay valid.
+    drop.sort_by_key(|&(k, j, _)| std::cmp::Reverse((k, j)));
+    for (k, j, why) in drop {
+        f.remove_block(r_orphan, k, j, why);
+    }
+    // Results up front, in call order; error results for calls without one.
+    for (p, (key, name)) in calls.iter().enumerate() {
+        match find_result(f, first, end, p, key) {
+            Some(at) if at == (first, p) => {}
+            Some((k, j)) => {
+                let rule = if k == first { r_order } else { r_late };
+                f.move_block(
+                    rule,
+                    (k, j),
+                    (first, p),
+                    format!(
+                        "moved the result for `{key}` to the front of the message after its call"
+                    ),
+                );
+            }
+            None => {
+                let placeholder = &ctx.policy.tool_result_placeholder;
+                f.insert_block_with(
+                    r_missing,
+                    first,
+                    p,
+                    |d| synthetic_result(d, key, name, placeholder),
+                    format!("added an error result for `{key}`, a call that never got one"),
+                );
+            }
+        }
+    }
+    // Later messages left empty go.
+    let mut end = end;
+    let mut k = first + 1;
+    while k < end {
+        if f.block_count(k) == 0
+            && f.is_string_content(k).is_none()
+            && f.remove_message(
+                r_late,
+                k,
+                "removed a message left empty once its results moved up",
+            )
+        {
+            end -= 1;
+            continue;
+        }
+        k += 1;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case};
+
+    const CALL: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]}"#;
+
+    fn result(content: &str, error: bool) -> String {
+        let e = if error { r#","is_error":true"# } else { "" };
+        format!(r#"{{"type":"tool_result","tool_use_id":"toolu_1"{e},"content":"{content}"}}"#)
+    }
+
+    #[test]
+    fn of_an_error_result_and_the_real_output_the_output_stays() {
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{},{}]}}"#,
+                result("interrupted", true),
+                result("the listing", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{}]}}"#,
+                result("the listing", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-10"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn calls_answered_after_a_second_assistant_message_are_left_as_they_are() {
+        // The API merges consecutive assistant messages (AN-02); whether it does so before
+        // pairing is disputed, and the input may be accepted: it is not touched.
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"assistant","content":"and"}},{{"role":"user","content":[{}]}}"#,
+                result("x", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn an_edit_of_such_a_turn_answers_the_calls_right_after_them() {
+        // Valid whether or not the API merges the two assistant messages.
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"assistant","content":"and"}},{{"role":"user","content":[{{"type":"text","text":"go"}},{}]}}"#,
+                result("x", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{}]}},{{"role":"assistant","content":"and"}},{{"role":"user","content":[{{"type":"text","text":"go"}}]}}"#,
+                result("x", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-09"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+}

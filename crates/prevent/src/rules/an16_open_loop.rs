@@ -1,0 +1,96 @@
+//! ## AN-16: manual thinking, the open tool loop does not start with thinking
+//!
+//! **The API.** In manual mode (`type:"enabled"`), with a tool loop open (the last message is a
+//! user message made only of `tool_result` blocks), the loop's first assistant message must
+//! start with a `thinking` or `redacted_thinking` block. Error: ``messages.N.content.0.type:
+//! Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled,
+//! a final `assistant` message must start with a thinking block (preceeding the lastmost set of
+//! `tool_use` and `tool_result` blocks). …`` Source: api-rules.md AN-16 (extended-thinking page;
+//! claude-cookbooks extended_thinking_with_tool_use.ipynb). Adaptive mode relaxes it (AN-17).
+//!
+//! **Repair.** The policy's strategies, in order: restore the turn from the store; send this
+//! request with thinking disabled (allowed when the last message is a tool result, AN-20); switch
+//! to adaptive thinking; close the loop with a user text block so a new turn starts.
+//!
+//! **Why it is safe.** None of them invents thinking: a synthetic or copied thinking block would
+//! fail AN-06/AN-22/AN-23 and lie about provenance (api-rules.md §5.2, AN-16 row).
+
+use turnkeeper_model::Role;
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::policy::MissingThinking;
+use crate::profile::Mode;
+use crate::rules::common::{open_loop_start, restore, text_block};
+
+/// What the policy would do, for the finding.
+fn describe(ladder: &[MissingThinking]) -> String {
+    if ladder.is_empty() {
+        return "none (policy: fail)".to_owned();
+    }
+    let names: Vec<&str> = ladder
+        .iter()
+        .map(|m| match m {
+            MissingThinking::Restore => "restore the turn from the store",
+            MissingThinking::DisableThinking => "disable thinking for this request",
+            MissingThinking::Adaptive => "switch to adaptive thinking",
+            MissingThinking::CloseLoop => "close the tool loop",
+        })
+        .collect();
+    names.join(", else ")
+}
+
+/// Finds an open loop without thinking up front, and applies the policy's first strategy that
+/// can apply.
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    if ctx.mode != Mode::Manual {
+        return;
+    }
+    let Some(i) = open_loop_start(f) else { return };
+    let Some(first) = f.block(i, 0) else { return };
+    if first.kind().is_thinking() {
+        return;
+    }
+    let found = first.type_name().into_owned();
+    f.find(RuleId::An16, Severity::Error, i, Some(0),
+        format!("Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block."),
+        Some(&describe(&ctx.policy.on_missing_thinking)));
+    for strategy in ctx.policy.on_missing_thinking.clone() {
+        match strategy {
+            MissingThinking::Restore if restore(ctx, f, RuleId::An16, i) => return,
+            MissingThinking::DisableThinking if ctx.profile.disabled_ok => {
+                if f.set_param(RuleId::An16, "thinking", "{\"type\":\"disabled\"}",
+                    "disabled thinking for this request: the open tool loop's first assistant message has no thinking to send back (it resumes on the next turn)") {
+                    ctx.mode = Mode::Off;
+                }
+                return;
+            }
+            MissingThinking::Adaptive if ctx.profile.adaptive_ok => {
+                if f.set_param(RuleId::An16, "thinking", "{\"type\":\"adaptive\"}",
+                    "switched to adaptive thinking, which does not require the turn to start with thinking (AN-17)") {
+                    ctx.mode = Mode::Adaptive;
+                }
+                return;
+            }
+            MissingThinking::CloseLoop => {
+                let last = f.len() - 1;
+                if f.role(last) == Role::User
+                    && let Some(b) = text_block(f, "Continue.")
+                {
+                    let at = f.block_count(last);
+                    f.insert_block(
+                        RuleId::An16,
+                        last,
+                        at,
+                        b,
+                        "closed the tool loop with a user text block, so a new turn starts",
+                    );
+                    return;
+                }
+            }
+            _ => {}
+        }
+    }
+}

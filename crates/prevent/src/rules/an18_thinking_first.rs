@@ -1,0 +1,57 @@
+//! ## AN-18: manual thinking, thinking is not the first block of its message
+//!
+//! **The API.** If an assistant message holds any thinking block, its first block must be
+//! `thinking` or `redacted_thinking`. Error: ``messages.N.content.0: If an assistant message
+//! contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`.
+//! Found `text`.`` Source: api-rules.md AN-18 (anthropics/claude-code#20734;
+//! lbjlaq/Antigravity-Manager#653). In adaptive mode real responses begin with whitespace text
+//! or a server tool call and are accepted as they are (real-traffic/), so the rule applies in
+//! manual mode only.
+//!
+//! **Repair.** The stored original of the turn is restored; without one, the message's thinking
+//! blocks are removed whole (and the whitespace that led into them, and the message if nothing is
+//! left). AN-16 then handles an open loop.
+//!
+//! **Why it is safe.** Moving a thinking block to the front would be an edit the API rejects
+//! (AN-22 "rearrange"); removing it whole is allowed and reported.
+
+use turnkeeper_model::Role;
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::profile::Mode;
+use crate::rules::common::{drop_thinking, first_kind, has_thinking, restore};
+
+/// Restores, or strips the thinking of, messages whose thinking is not first.
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    if ctx.mode != Mode::Manual {
+        return;
+    }
+    // From the end, so a message that ends up empty and goes leaves earlier indices valid.
+    for i in (0..f.len()).rev() {
+        if f.role(i) != Role::Assistant
+            || !has_thinking(f, i)
+            || first_kind(f, i).is_some_and(|k| k.is_thinking())
+        {
+            continue;
+        }
+        let found = f
+            .block(i, 0)
+            .map(|b| b.type_name().into_owned())
+            .unwrap_or_default();
+        f.find(RuleId::An18, Severity::Error, i, Some(0),
+            format!("If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `{found}`."),
+            Some("restore the original turn; otherwise remove this message's thinking blocks"));
+        if restore(ctx, f, RuleId::An18, i) {
+            continue;
+        }
+        drop_thinking(
+            f,
+            RuleId::An18,
+            i,
+            "removed a thinking block that did not lead its message (moving it would be an edit the API rejects)",
+        );
+    }
+}

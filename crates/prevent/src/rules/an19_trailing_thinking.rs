@@ -1,0 +1,93 @@
+//! ## AN-19: an assistant message ends with a thinking block
+//!
+//! **The API.** An assistant message must not end with a thinking block (typically an
+//! interrupted stream). Error: ``messages.N: The final block in an assistant message cannot be
+//! `thinking`.`` Source: api-rules.md AN-19 (anthropics/claude-code#10199,
+//! router-for-me/CLIProxyAPI#5321). Models that return progress-update thinking blocks between
+//! tool calls (Fable 5.1, Opus 5.5, Sonnet 5.5: api-rules-2026-11.md §1.4) may end a message
+//! with one, and it must go back unchanged: the profile's `trailing_thinking_ok` turns the rule
+//! off for them.
+//!
+//! **Repair.** The trailing thinking blocks are removed whole (reported with their
+//! fingerprints), and the message with them when nothing is left and it is not the last. A
+//! message made of one thinking block in the last position is a prefill, left to AN-03/AN-20.
+//!
+//! **Why it is safe.** Thinking is never edited, only removed whole; a message the API accepts
+//! on the target model is never touched.
+
+use turnkeeper_model::{BlockKind, Format, Role};
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::rules::common::{remove_trailing_thinking, trailing_thinking_ok};
+
+/// Finds and removes trailing thinking blocks.
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    if f.transcript().format != Format::Anthropic || trailing_thinking_ok(ctx) {
+        return;
+    }
+    let mut i = 0;
+    while i < f.len() {
+        if f.role(i) != Role::Assistant || !f.summary(i).kinds.contains(BlockKind::Thinking) {
+            i += 1;
+            continue;
+        }
+        let Some(n) = f.block_count(i).checked_sub(1) else {
+            i += 1;
+            continue;
+        };
+        let thinking_last = f
+            .block(i, n)
+            .is_some_and(|b| b.kind() == BlockKind::Thinking);
+        let prefill = n == 0 && i + 1 == f.len();
+        if !thinking_last || prefill {
+            i += 1;
+            continue;
+        }
+        f.find(
+            RuleId::An19,
+            Severity::Error,
+            i,
+            Some(n),
+            "The final block in an assistant message cannot be `thinking`",
+            Some("remove the trailing thinking block"),
+        );
+        // A removed message leaves its successor at `i`, to be looked at next.
+        if !remove_trailing_thinking(
+            ctx,
+            f,
+            RuleId::An19,
+            i,
+            "removed a trailing thinking block (an interrupted stream)",
+        ) {
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+
+    #[test]
+    fn a_trailing_thinking_block_is_removed() {
+        let th = thinking("cut off");
+        let msgs = |tail: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"text","text":"a"}}{tail}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let input = body("claude-sonnet-4-5", "", &msgs(&format!(",{th}")));
+        let after = body("claude-sonnet-4-5", "", &msgs(""));
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-19"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+}

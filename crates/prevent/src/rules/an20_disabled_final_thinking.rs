@@ -1,0 +1,48 @@
+//! ## AN-20: thinking off, thinking in the final assistant message
+//!
+//! **The API.** With thinking disabled (or omitted on a default-off model), a final-position
+//! assistant message (a prefill) must not contain thinking blocks; earlier ones are accepted.
+//! Error: ``messages.N.content.0: When thinking is disabled, an `assistant` message in the final
+//! position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your
+//! request.`` Source: api-rules.md AN-20 (extended-thinking page; forgecode#1853).
+//!
+//! **Repair.** On a model that allows prefill (AN-03 handles the others), the final assistant
+//! message's thinking blocks are removed whole, then the whitespace that led into them, then the
+//! message if nothing is left.
+//!
+//! **Why it is safe.** Thinking is removed whole and reported, never turned into text
+//! (api-rules.md §5.2 AN-20 row).
+
+use turnkeeper_model::Role;
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::profile::Mode;
+use crate::rules::common::{drop_thinking, has_thinking, is_pause_turn};
+
+/// Removes thinking from a final assistant message when thinking is off.
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    if ctx.mode != Mode::Off || !ctx.profile.prefill_ok {
+        return;
+    }
+    let Some(i) = f.len().checked_sub(1) else {
+        return;
+    };
+    if i == 0 || f.role(i) != Role::Assistant || !has_thinking(f, i) {
+        return;
+    }
+    if is_pause_turn(f, i) {
+        return;
+    }
+    f.find(RuleId::An20, Severity::Error, i, Some(0),
+        "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`",
+        Some("remove the thinking blocks from the final assistant message"));
+    drop_thinking(
+        f,
+        RuleId::An20,
+        i,
+        "removed thinking from the final assistant message: thinking is disabled",
+    );
+}

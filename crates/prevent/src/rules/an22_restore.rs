@@ -1,0 +1,54 @@
+//! ## AN-22: thinking differs from the provider's original
+//!
+//! **The API.** In the latest assistant message the run of `thinking` and `redacted_thinking`
+//! blocks must be exactly what the model produced: same order, same count, byte-identical
+//! `thinking`, `signature` and `data`. Error: ``messages.N.content.M: `thinking` or
+//! `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks
+//! must remain as they were in the original response.`` (older wording: "…the blocks must match
+//! the parameters during the original request."). Source: api-rules.md AN-22 (thinking
+//! overview, troubleshooting and preserved-thinking pages; anthropics/claude-code#2746 for the
+//! older wording, api-rules-2026-11.md §1.6).
+//!
+//! **Repair.** When the turn store holds the provider's original of an assistant message and it
+//! differs in its thinking, the message is put back as the provider returned it. Without a
+//! stored original, a latest turn that looks edited (thinking not first, an unsigned thinking
+//! block) is reported as unverifiable (a warning), never guessed at.
+//!
+//! **Why it is safe.** The restored bytes are the provider's own; the guard is told to accept
+//! exactly them, and the replaced thinking blocks are counted as removed.
+
+use turnkeeper_model::{BlockKind, Format, Role};
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::rules::common::{first_kind, has_thinking, stored_original};
+
+/// Restores assistant turns whose thinking differs from the stored original.
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    let last_assistant = (0..f.len()).rev().find(|&i| f.role(i) == Role::Assistant);
+    for i in 0..f.len() {
+        if f.role(i) != Role::Assistant {
+            continue;
+        }
+        if let Some((blocks, guarded)) = stored_original(ctx, f, i) {
+            f.find(RuleId::An22, Severity::Error, i, None,
+                "`thinking` or `redacted_thinking` blocks differ from the original response: they must remain as they were",
+                Some("restore the turn from the store"));
+            f.restore_message(RuleId::An22, i, blocks, guarded);
+        } else if Some(i) == last_assistant && f.transcript().format == Format::Anthropic {
+            let edited_looking = has_thinking(f, i)
+                && (first_kind(f, i).is_some_and(|k| {
+                    !k.is_thinking() && k != BlockKind::Text && k != BlockKind::ServerToolCall
+                }) || f.blocks(i).any(|b| {
+                    b.kind() == BlockKind::Thinking && b.signature().is_none_or(|x| x.is_empty())
+                }));
+            if edited_looking {
+                f.find(RuleId::An22, Severity::Warning, i, None,
+                    "the latest assistant turn looks edited and no stored original is available: unverifiable",
+                    None);
+            }
+        }
+    }
+}

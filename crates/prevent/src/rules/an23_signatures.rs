@@ -1,0 +1,112 @@
+//! ## AN-23: a thinking signature that can never verify
+//!
+//! **The API.** A signature must verify: a truncated, altered, empty or foreign signature is
+//! rejected, including Gemini `thoughtSignature` values and the `skip_thought_signature_validator`
+//! sentinel; `redacted_thinking.data` likewise. Errors: ``messages.N.content.M: Invalid
+//! `signature` in `thinking` block`` and ``messages.N.content.M: Invalid `data` in
+//! `redacted_thinking` block`` (a `redacted_thinking` without `data`:
+//! `redacted_thinking.data: Field required`, api-rules-2026-11.md AN-44). Source: api-rules.md
+//! AN-23 (troubleshooting and preserved-thinking pages; anthropics/claude-code#56708).
+//!
+//! **Repair.** A thinking block whose signature is empty, a Gemini sentinel or not base64, and a
+//! redacted block without valid `data`, is removed whole (reported with its fingerprint). A
+//! thinking block with no `signature` field at all is AN-06's ("Field required"). AN-16 then
+//! decides what an open turn needs.
+//!
+//! **Why it is safe.** Such a block can never be accepted, and a thinking block is never edited,
+//! so removing it whole is the only repair; a real signature moved from another provider cannot
+//! be told from a good one (only the provider can), and is left alone.
+
+use turnkeeper_guard::{Provenance, provenance, provenance_of_base64};
+use turnkeeper_model::{BlockKind, BlockRef, Role};
+
+use crate::ctx::Ctx;
+use crate::finding::Severity;
+use crate::fix::Fixer;
+use crate::id::RuleId;
+use crate::rules::common::has_thinking;
+
+/// The provenance of a thinking block's signature (`signature`, or `data` of redacted thinking),
+/// without reading it again when the reader already found it to be base64.
+fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
+    match b.block.signature_field() {
+        Some(s) if b.block.signature_is_base64(b.src) => provenance_of_base64(s.raw(b.src)),
+        field => provenance(b.str(field).as_deref()),
+    }
+}
+
+/// Removes thinking blocks whose signature can never verify.
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    for i in 0..f.len() {
+        if f.role(i) != Role::Assistant || !has_thinking(f, i) {
+            continue;
+        }
+        let mut j = 0;
+        while j < f.block_count(i) {
+            let Some(b) = f.block(i, j) else { break };
+            let problem = match b.kind() {
+                // A missing `signature` field is a schema error (AN-06).
+                BlockKind::Thinking if !b.block.has_signature_key => None,
+                BlockKind::Thinking => match signature_provenance(&b) {
+                    Provenance::Plausible => None,
+                    Provenance::Empty => Some(
+                        "a thinking block with an empty signature: \"Invalid `signature` in `thinking` block\"",
+                    ),
+                    Provenance::Sentinel => Some(
+                        "a thinking block carrying a Gemini dummy signature, which the Anthropic API rejects",
+                    ),
+                    Provenance::Malformed => {
+                        Some("a thinking block whose signature is not a provider signature")
+                    }
+                },
+                BlockKind::RedactedThinking => match signature_provenance(&b) {
+                    Provenance::Plausible => None,
+                    _ => Some(
+                        "a redacted_thinking block without valid `data`: \"Invalid `data` in `redacted_thinking` block\"",
+                    ),
+                },
+                _ => None,
+            };
+            if let Some(why) = problem {
+                f.find(
+                    RuleId::An23,
+                    Severity::Error,
+                    i,
+                    Some(j),
+                    why,
+                    Some("remove the whole block (thinking is never edited)"),
+                );
+                if f.remove_block(RuleId::An23, i, j, format!("removed {why}")) {
+                    continue;
+                }
+            }
+            j += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, MANUAL, body, check_case, thinking};
+
+    #[test]
+    fn an_empty_signature_goes_whole_and_a_good_one_stays() {
+        let bad = r#"{"type":"thinking","thinking":"x","signature":""}"#;
+        let good = thinking("kept");
+        let msgs = |first: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{first}{good},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let input = body("claude-sonnet-4-5", MANUAL, &msgs(&format!("{bad},")));
+        let after = body("claude-sonnet-4-5", MANUAL, &msgs(""));
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-23"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+}
