@@ -146,6 +146,13 @@ pub enum Provider {
     /// A LiteLLM gateway.
     #[serde(rename = "litellm")]
     LiteLlm,
+    /// Mistral (La Plateforme, or a mistral-common server).
+    Mistral,
+    /// MiniMax.
+    #[serde(rename = "minimax")]
+    MiniMax,
+    /// Z.ai / Zhipu GLM.
+    Zhipu,
     /// Not recognisable from the text.
     #[default]
     Unknown,
@@ -164,6 +171,9 @@ impl Provider {
             Provider::DeepSeek => "deepseek",
             Provider::Kimi => "kimi",
             Provider::LiteLlm => "litellm",
+            Provider::Mistral => "mistral",
+            Provider::MiniMax => "minimax",
+            Provider::Zhipu => "zhipu",
             Provider::Unknown => "unknown",
         }
     }
@@ -229,8 +239,23 @@ pub enum ConfigField {
     AdaptiveThinkingUnsupported,
     /// Vertex `include_thoughts` without thinking.
     IncludeThoughts,
-    /// A tool definition (name or schema) is invalid.
+    /// A tool definition (name, schema, type) is invalid, or a tool the history references is
+    /// missing from `tools`.
     ToolDefinition,
+    /// `output_config.effort` (or a per-message effort) is not accepted by this model or mode.
+    Effort,
+    /// OpenAI-style `reasoning_effort` (value unsupported, or not allowed with function tools).
+    ReasoningEffort,
+    /// The `thinking.type` value (or a field beside it) is not accepted by this model.
+    ThinkingType,
+    /// `context_management` (context editing) is not accepted, or needs thinking on.
+    ContextManagement,
+    /// Deferred tools (`defer_loading`, tool search) conflict with another setting.
+    DeferLoading,
+    /// Bedrock Converse `toolConfig` must be sent when the history holds tool blocks.
+    ToolConfig,
+    /// The system prompt holds something the provider forbids.
+    SystemPrompt,
 }
 
 impl ConfigField {
@@ -248,6 +273,13 @@ impl ConfigField {
             ConfigField::AdaptiveThinkingUnsupported => "adaptive_thinking_unsupported",
             ConfigField::IncludeThoughts => "include_thoughts",
             ConfigField::ToolDefinition => "tool_definition",
+            ConfigField::Effort => "effort",
+            ConfigField::ReasoningEffort => "reasoning_effort",
+            ConfigField::ThinkingType => "thinking_type",
+            ConfigField::ContextManagement => "context_management",
+            ConfigField::DeferLoading => "defer_loading",
+            ConfigField::ToolConfig => "tool_config",
+            ConfigField::SystemPrompt => "system_prompt",
         }
     }
 }
@@ -279,6 +311,9 @@ pub struct Diagnosis {
     pub prefix_binding: bool,
     /// For [`ErrorKind::RequestConfigInvalid`]: the parameter at fault, when recognised.
     pub config: Option<ConfigField>,
+    /// The request parameter the error itself names, as it names it (an OpenAI `param` field, the
+    /// path before a validation message such as `tools.defer_loading`), when it names one.
+    pub param: Option<String>,
     /// The innermost human-readable message text.
     pub message: String,
 }

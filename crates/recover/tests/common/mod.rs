@@ -23,10 +23,6 @@ pub struct Item {
     /// The expected kind.
     #[allow(dead_code)]
     pub kind: ErrorKind,
-    /// The corpus file the item comes from (`threads.jsonl`, ...).
-    #[serde(skip)]
-    #[allow(dead_code)]
-    pub file: String,
 }
 
 /// Which part of the corpus an item belongs to.
@@ -117,12 +113,8 @@ pub fn corpus() -> Vec<Item> {
             if line.trim().is_empty() {
                 continue;
             }
-            let mut item: Item = serde_json::from_str(line)
+            let item: Item = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
-            item.file = file
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default();
             items.push(item);
         }
     }
