@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use turnkeeper_guard::{TurnStore, is_guarded};
@@ -517,32 +516,156 @@ fn reasoning_item_orphan_and_unknown_give_up() {
 
 // ---- across kinds ------------------------------------------------------------------------
 
-/// The kinds the tests above cover, end to end.
-const COVERED: [ErrorKind; 17] = [
-    ErrorKind::ToolResultMissing,
-    ErrorKind::ToolUseIdMismatch,
-    ErrorKind::ToolUseIdFormat,
-    ErrorKind::EmptyContent,
-    ErrorKind::RoleOrder,
-    ErrorKind::ThinkingBlockOrder,
-    ErrorKind::ThinkingBlockModified,
-    ErrorKind::ThinkingSignatureInvalid,
-    ErrorKind::ThinkingBlockTrailing,
-    ErrorKind::ThinkingDisabledViolation,
-    ErrorKind::RequestConfigInvalid,
-    ErrorKind::RetryableOverloaded,
-    ErrorKind::RetryableRateLimit,
-    ErrorKind::RetryableServer,
-    ErrorKind::ContextLengthExceeded,
-    ErrorKind::ReasoningItemOrphan,
-    ErrorKind::Unknown,
+/// One end-to-end case per kind: a real error (corpus id, renumbered message), the request it
+/// answers (`corpus/damaged`), and the action `recover` must take first. The tests above go
+/// further for each kind; this table is what proves every kind has one.
+struct EndToEnd {
+    kind: ErrorKind,
+    id: &'static str,
+    renumber: Option<u32>,
+    request: &'static str,
+    action: &'static str,
+}
+
+const END_TO_END: &[EndToEnd] = &[
+    EndToEnd {
+        kind: ErrorKind::ThinkingBlockOrder,
+        id: "kilo-5219-vertex-order-tool-use",
+        renumber: None,
+        request: "an16_tool_use_before_thinking",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ThinkingDisabledViolation,
+        id: "forge-disabled-anthropic-direct",
+        renumber: None,
+        request: "an20_disabled_final_assistant_thinking",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ThinkingBlockModified,
+        id: "cc-25361-modified-wrapped",
+        renumber: None,
+        request: "an16_tool_use_before_thinking",
+        action: "strip_thinking",
+    },
+    EndToEnd {
+        kind: ErrorKind::ThinkingSignatureInvalid,
+        id: "agm-498-sig-invalid-vertex-padded",
+        renumber: None,
+        request: "an23_empty_signature",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ThinkingBlockTrailing,
+        id: "cc-final-block-thinking-after-resume",
+        renumber: Some(5),
+        request: "an19_trailing_unsigned_thinking",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ToolResultMissing,
+        id: "cc-5989-tool-result-missing-wrapped",
+        renumber: Some(1),
+        request: "an08_aborted_turn",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ToolUseIdMismatch,
+        id: "decocms-1803-unexpected-tool-use-id",
+        renumber: Some(1),
+        request: "an10_orphan_tool_result",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ToolUseIdFormat,
+        id: "commandcode-323-tool-use-id-pattern",
+        renumber: None,
+        request: "an12_kimi_tool_id",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::EmptyContent,
+        id: "bolt-7426-text-blocks-non-empty",
+        renumber: None,
+        request: "an05_empty_text_block",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::RoleOrder,
+        id: "coai-209-roles-alternate-multiple-user",
+        renumber: None,
+        request: "an11_user_text_between_tool_use_and_result",
+        action: "repair",
+    },
+    EndToEnd {
+        kind: ErrorKind::ReasoningItemOrphan,
+        id: "continue-8933-responses-reasoning-orphan",
+        renumber: None,
+        request: "an08_aborted_turn",
+        action: "give_up",
+    },
+    EndToEnd {
+        kind: ErrorKind::ContextLengthExceeded,
+        id: "pi-102-prompt-too-long-json",
+        renumber: None,
+        request: "an08_aborted_turn",
+        action: "compact",
+    },
+    EndToEnd {
+        kind: ErrorKind::RequestConfigInvalid,
+        id: "onehub-529-temperature-thinking-provider-prefix",
+        renumber: None,
+        request: "cfg_temperature_with_thinking",
+        action: "fix_config",
+    },
+    EndToEnd {
+        kind: ErrorKind::RetryableOverloaded,
+        id: "cc-3558-529-retrying-tui",
+        renumber: None,
+        request: "an08_aborted_turn",
+        action: "retry",
+    },
+    EndToEnd {
+        kind: ErrorKind::RetryableRateLimit,
+        id: "mycoder-62-rate-limit-robot-prefix",
+        renumber: None,
+        request: "an08_aborted_turn",
+        action: "retry",
+    },
+    EndToEnd {
+        kind: ErrorKind::RetryableServer,
+        id: "cc-22796-500-api-error-wrapped",
+        renumber: None,
+        request: "an08_aborted_turn",
+        action: "retry",
+    },
+    EndToEnd {
+        kind: ErrorKind::Unknown,
+        id: "cc-request-body-invalid-json-low-surrogate",
+        renumber: None,
+        request: "an08_aborted_turn",
+        action: "give_up",
+    },
 ];
 
 #[test]
 fn every_kind_has_an_end_to_end_test() {
-    let covered: BTreeSet<ErrorKind> = COVERED.into_iter().collect();
-    let all: BTreeSet<ErrorKind> = ErrorKind::ALL.into_iter().collect();
-    assert_eq!(covered, all);
+    // Walks the kinds of the enum itself (`ErrorKind::ALL` is generated with it): a kind added
+    // without a case here fails this test.
+    for kind in ErrorKind::ALL {
+        let cases: Vec<&EndToEnd> = END_TO_END.iter().filter(|c| c.kind == kind).collect();
+        assert!(!cases.is_empty(), "{kind} has no end-to-end case");
+        for case in cases {
+            let req = damaged(case.request);
+            let (d, r) = run(case.id, case.renumber, &req, &mut Attempts::new(), None);
+            assert_eq!(d.kind, kind, "{}", case.id);
+            assert_eq!(r.action.name(), case.action, "{}: {:?}", case.id, r.action);
+            if r.outcome == Outcome::Send && !matches!(r.action, Action::Retry { .. }) {
+                assert_valid(&r, &[&req]);
+            }
+        }
+    }
 }
 
 #[test]
