@@ -45,7 +45,7 @@ use turnkeeper_model::{
 
 pub use ctx::{BINDING_BETA, Ctx, Sink};
 pub use finding::{Change, Finding, Report, RequestChange, Severity};
-pub use policy::{MissingThinking, Policy, PrefixEdit};
+pub use policy::{MissingThinking, Policy, PrefixEdit, ToolIdForm};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
 
 /// Why `repair` could not produce a body.

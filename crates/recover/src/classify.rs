@@ -491,6 +491,18 @@ fn find_param(spaced_lower: &str) -> Option<String> {
             return Some(v);
         }
     }
+    // GLM: `max_tokens参数非法` ("max_tokens is illegal"), `X 参数有误`.
+    for marker in ["参数非法".as_bytes(), "参数有误".as_bytes()] {
+        if let Some(p) = memmem::find(s, marker) {
+            let mut start = p;
+            while start > 0 && is_param_byte(s[start - 1]) {
+                start -= 1;
+            }
+            if let Some(v) = read_param(s, start).filter(|v| v.len() <= p - start) {
+                return Some(v);
+            }
+        }
+    }
     if let Some(p) = memmem::find(s, b": extra inputs are not permitted") {
         let end = p;
         let mut start = end;

@@ -189,6 +189,130 @@ fn tool_use_id_format_rewrites_the_ids() {
     }
 }
 
+/// Every tool-call id and every tool-result id of an Anthropic request body, in order.
+fn tool_ids(body: &str) -> (Vec<String>, Vec<String>) {
+    let v: serde_json::Value = serde_json::from_str(body).expect("the body is JSON");
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for m in v["messages"].as_array().into_iter().flatten() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            match b["type"].as_str() {
+                Some("tool_use") => calls.push(b["id"].as_str().unwrap_or("").to_owned()),
+                Some("tool_result") => {
+                    results.push(b["tool_use_id"].as_str().unwrap_or("").to_owned());
+                }
+                _ => {}
+            }
+        }
+    }
+    (calls, results)
+}
+
+fn anthropic_pattern(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[test]
+fn tool_id_format_maps_ids_to_the_form_the_provider_names() {
+    let kimi = damaged("an12_kimi_tool_id");
+    // A Responses `ws_` id replayed into Chat Completions (vercel/ai#8132): 51 characters.
+    let long = kimi.replace(
+        "functions.Bash:0",
+        "ws_689e2d4880a0819d98acca37694989b00b15d90494fc6b87",
+    );
+    type Fits = fn(&str) -> bool;
+    let cases: [(&str, &str, Fits); 3] = [
+        // Mistral, served as HTTP 500 (jundot/omlx#1995): exactly 9 alphanumerics.
+        ("omlx-1995-mistral-id-http500", &kimi, |id| {
+            id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+        }),
+        // OpenAI's 40-character cap, through Portkey (Portkey-AI/gateway#1062).
+        ("portkey-1062-azure-id-too-long", &long, |id| {
+            anthropic_pattern(id) && id.len() <= 40
+        }),
+        // Anthropic's pattern (AN-12).
+        (
+            "commandcode-323-tool-use-id-pattern",
+            &kimi,
+            anthropic_pattern,
+        ),
+    ];
+    for (error, req, fits) in cases {
+        let (d, r) = run(error, None, req, &mut Attempts::new(), None);
+        assert_eq!(d.kind, ErrorKind::ToolUseIdFormat, "{error}");
+        assert!(!d.retryable, "{error}");
+        assert_eq!(repair_rules(&r.action), ["AN-12"], "{error}");
+        let (calls, results) = tool_ids(&r.body);
+        assert!(!calls.is_empty(), "{error}");
+        assert!(
+            calls.iter().chain(&results).all(|id| fits(id)),
+            "{error}: {calls:?}"
+        );
+        // Both sides of each pair carry the same new id.
+        assert_eq!(calls, results, "{error}");
+        assert_ne!(tool_ids(req).0, calls, "{error}: nothing was rewritten");
+        // Deterministic: the same request and error give the same bytes.
+        let (_, again) = run(error, None, req, &mut Attempts::new(), None);
+        assert_eq!(again.body, r.body, "{error}");
+    }
+}
+
+#[test]
+fn tool_ids_inside_a_signed_turn_are_never_rewritten() {
+    // A real accepted request whose open tool loop sits in a signed turn: Mistral's id form
+    // would need every id rewritten, but not inside a turn bound by a signature.
+    let req = file("corpus/anthropic/haiku_display_summarized_tool_loop.json");
+    let (d, r) = run(
+        "omlx-1995-mistral-id-http500",
+        None,
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ToolUseIdFormat);
+    assert_eq!(r.body, req);
+    assert_eq!(r.outcome, Outcome::HandBack);
+    assert!(matches!(r.action, Action::GiveUp { .. }), "{:?}", r.action);
+}
+
+#[test]
+fn responses_item_prefix_errors_are_handed_back() {
+    let req = damaged("an08_aborted_turn");
+    let (d, r) = run(
+        "sub2api-1505-fc-prefix-call",
+        None,
+        &req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::ToolUseIdFormat);
+    assert!(matches!(r.action, Action::GiveUp { .. }), "{:?}", r.action);
+    assert_eq!(r.body, req);
+}
+
+#[test]
+fn request_config_errors_name_the_parameter_to_change() {
+    let req = damaged("an08_aborted_turn");
+    let cases = [
+        ("cliproxy-1725-codex-defer-loading-unknown", "defer_loading"),
+        ("pipecat-4043-effort-tools-gpt54", "reasoning_effort"),
+        ("cc-14135-context-management-quoted", "context_management"),
+        ("pentagi-196-bedrock-toolconfig", "tool_config"),
+        ("lobehub-1398-glm-max-tokens", "max_tokens"),
+        ("cliproxy-1871-codex-defer-loading-json", "defer_loading"),
+    ];
+    for (id, what) in cases {
+        let (d, r) = run(id, None, &req, &mut Attempts::new(), None);
+        assert_eq!(d.kind, ErrorKind::RequestConfigInvalid, "{id}");
+        assert_eq!(r.action, Action::FixConfig { what: what.into() }, "{id}");
+        assert_eq!(r.outcome, Outcome::HandBack);
+        assert_eq!(r.body, req);
+    }
+}
+
 #[test]
 fn empty_content_is_removed() {
     let cases = [

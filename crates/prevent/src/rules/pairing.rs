@@ -17,6 +17,7 @@ use turnkeeper_model::{BlockKind, BlockRef, Draft, DraftBlock, Format, Kinds, Ne
 
 use crate::ctx::{Ctx, Sink};
 use crate::finding::Severity;
+use crate::policy::ToolIdForm;
 
 /// The key a call and its result are matched by: the id (`id` of a call, `tool_use_id` of a
 /// result), or for Gemini calls without an id, the function name (GM-11: "match by `id` when
@@ -556,15 +557,92 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
     format!("{base}_{suffix}")
 }
 
-/// AN-12: tool ids must match `^[a-zA-Z0-9_-]+$`. Invalid ids (often from other providers, such
-/// as Kimi's `functions.Bash:0`) are rewritten deterministically, with a hash suffix on
-/// collision, on both the call and its results.
-pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+/// Whether `id` has the form `form` requires.
+pub fn tool_id_fits(form: ToolIdForm, id: &str) -> bool {
+    match form {
+        ToolIdForm::Alnum9 => id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric()),
+        ToolIdForm::MaxLen(n) => valid_tool_id(id) && id.len() <= n,
+        _ => valid_tool_id(id),
+    }
+}
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// `len` base-62 characters drawn from SHA-256 of `id` and a round number.
+fn hashed(id: &str, round: u32, len: usize) -> String {
+    let mut h = Sha256::new();
+    h.update(id.as_bytes());
+    h.update(round.to_le_bytes());
+    let digest = h.finalize();
+    digest
+        .iter()
+        .take(len)
+        .map(|b| char::from(BASE62[usize::from(*b) % BASE62.len()]))
+        .collect()
+}
+
+/// The id `id` becomes under `form`: deterministic (the same id always maps to the same new id
+/// within one request), distinct from every id already `taken`.
+fn map_id(form: ToolIdForm, id: &str, taken: &HashSet<String>) -> String {
+    match form {
+        ToolIdForm::Alnum9 => (0..)
+            .map(|round| hashed(id, round, 9))
+            .find(|c| !taken.contains(c))
+            .unwrap_or_default(),
+        ToolIdForm::MaxLen(n) => {
+            let s = sanitize(id, taken);
+            if s.len() <= n && !taken.contains(&s) {
+                return s;
+            }
+            // Keep a readable head, make the tail unique: head + '_' + 8 hash characters.
+            let keep = n.saturating_sub(9);
+            let head: String = s.chars().take(keep).collect();
+            (0..)
+                .map(|round| {
+                    let tail = hashed(id, round, 8.min(n));
+                    if keep == 0 {
+                        tail
+                    } else {
+                        format!("{head}_{tail}")
+                    }
+                })
+                .find(|c| !taken.contains(c))
+                .unwrap_or_default()
+        }
+        _ => sanitize(id, taken),
+    }
+}
+
+/// Whether message `i` is a signed turn: it holds redacted thinking or a thinking block with a
+/// signature. Nothing inside such a turn is rewritten (prefix binding, AN-25).
+fn signed_turn(d: &Draft<'_, '_>, i: usize) -> bool {
+    d.summary(i).kinds.intersects(Kinds::THINKING)
+        && d.blocks(i).any(|b| match b.kind() {
+            BlockKind::RedactedThinking => true,
+            BlockKind::Thinking => b.signature().is_some_and(|s| !s.is_empty()),
+            _ => false,
+        })
+}
+
+/// AN-12: tool ids must have the form the target requires (`^[a-zA-Z0-9_-]+$` for Anthropic;
+/// [`ToolIdForm`] in the policy for Mistral's 9 alphanumerics or a length cap). Ids that do not
+/// fit (often from other providers, such as Kimi's `functions.Bash:0`) are rewritten
+/// deterministically, with a hash on collision, on both the call and its results. A call inside
+/// a signed turn keeps its id, and so do its results: the finding stays, unrepaired.
+pub fn an12_tool_ids(ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
+    let form = ctx.policy.tool_ids;
     // The common case, every id valid, costs one pass and no allocation.
     let all_valid = (0..d.len()).all(|i| {
         !d.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
             || d.blocks(i).all(|b| match b.kind() {
-                BlockKind::ToolCall | BlockKind::ToolResult => b.block.tool_id_valid(b.src),
+                BlockKind::ToolCall if form == ToolIdForm::Anthropic => {
+                    b.block.tool_id_valid(b.src)
+                }
+                BlockKind::ToolResult if form == ToolIdForm::Anthropic => {
+                    b.block.tool_id_valid(b.src)
+                }
+                BlockKind::ToolCall => b.id().is_some_and(|id| tool_id_fits(form, &id)),
+                BlockKind::ToolResult => b.tool_use_id().is_some_and(|id| tool_id_fits(form, &id)),
                 _ => true,
             })
     });
@@ -573,7 +651,9 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     }
     let mut bad: Vec<(usize, usize, String, &'static str)> = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
+    let mut frozen: HashSet<String> = HashSet::new();
     for i in 0..d.len() {
+        let signed = d.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS) && signed_turn(d, i);
         for (j, b) in d.blocks(i).enumerate() {
             let (field, id) = match b.kind() {
                 BlockKind::ToolCall => ("id", b.id()),
@@ -581,7 +661,10 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
                 _ => continue,
             };
             let id = id.map(|x| x.into_owned()).unwrap_or_default();
-            if valid_tool_id(&id) {
+            if signed && field == "id" {
+                frozen.insert(id.clone());
+            }
+            if tool_id_fits(form, &id) {
                 taken.insert(id);
             } else {
                 bad.push((i, j, id, field));
@@ -591,12 +674,31 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
     if bad.is_empty() {
         return;
     }
+    let rule_text = match form {
+        ToolIdForm::Alnum9 => "exactly 9 characters from [a-zA-Z0-9]".to_owned(),
+        ToolIdForm::MaxLen(n) => format!("'^[a-zA-Z0-9_-]+$' and at most {n} characters"),
+        _ => "'^[a-zA-Z0-9_-]+$'".to_owned(),
+    };
     let mut map: HashMap<String, String> = HashMap::new();
     for (i, j, id, field) in bad {
+        if frozen.contains(&id) {
+            s.find(
+                d,
+                "AN-12",
+                Severity::Error,
+                i,
+                Some(j),
+                format!(
+                    "`{field}` {id:?} does not match {rule_text}, but its call is in a signed turn"
+                ),
+                None,
+            );
+            continue;
+        }
         let new = map
             .entry(id.clone())
             .or_insert_with(|| {
-                let n = sanitize(&id, &taken);
+                let n = map_id(form, &id, &taken);
                 taken.insert(n.clone());
                 n
             })
@@ -607,7 +709,7 @@ pub fn an12_tool_ids(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink) {
             Severity::Error,
             i,
             Some(j),
-            format!("`{field}` {id:?} does not match '^[a-zA-Z0-9_-]+$'"),
+            format!("`{field}` {id:?} does not match {rule_text}"),
             Some("rewrite the id on the call and its results"),
         );
         if s.apply {
@@ -670,5 +772,49 @@ pub fn an15_server_tools(_ctx: &mut Ctx<'_>, d: &mut Draft<'_, '_>, s: &mut Sink
             }
             j += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_map_deterministically_to_each_form() {
+        let taken = HashSet::new();
+        for (form, id) in [
+            (ToolIdForm::Alnum9, "call_49c89af0"),
+            (ToolIdForm::Alnum9, "toolu_01825dXWLSoJwCst1qTsiWdb"),
+            (
+                ToolIdForm::MaxLen(40),
+                "ws_689e2d4880a0819d98acca37694989b00b15d90494fc6b87",
+            ),
+            (ToolIdForm::MaxLen(40), "functions.Bash:0"),
+            (ToolIdForm::Anthropic, "functions.Bash:0"),
+        ] {
+            let a = map_id(form, id, &taken);
+            assert!(tool_id_fits(form, &a), "{form:?} {id} -> {a}");
+            assert_eq!(
+                a,
+                map_id(form, id, &taken),
+                "{form:?} {id}: not deterministic"
+            );
+        }
+        // A collision takes the next round, still of the form.
+        let first = map_id(ToolIdForm::Alnum9, "x", &taken);
+        let taken: HashSet<String> = [first.clone()].into();
+        let second = map_id(ToolIdForm::Alnum9, "x", &taken);
+        assert_ne!(first, second);
+        assert!(tool_id_fits(ToolIdForm::Alnum9, &second));
+        // A 40-character cap keeps a readable head.
+        let capped = map_id(
+            ToolIdForm::MaxLen(40),
+            "ws_689e2d4880a0819d98acca37694989b00b15d90494fc6b87",
+            &HashSet::new(),
+        );
+        assert!(
+            capped.starts_with("ws_689e2d") && capped.len() == 40,
+            "{capped}"
+        );
     }
 }
