@@ -16,11 +16,11 @@ use crate::prefilter::{Bigrams, Probe};
 /// The signals found in one error text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Structure {
-    /// A deterministic rejection in specific terms: `INVALID_ARGUMENT`, `ValidationException`,
-    /// an invalid-parameter code, or words saying a value is invalid, unsupported, illegal or
-    /// required. Sending the same bytes again cannot succeed, whatever the HTTP status says.
+    /// A deterministic rejection in specific terms: `ValidationException`, an invalid-parameter
+    /// code, or words saying a value is invalid, unsupported, illegal or required. Sending the same bytes again cannot succeed, whatever the HTTP status says.
     pub hard: bool,
-    /// A generic bad-request envelope (`invalid_request_error`, `BadRequestError`): weaker
+    /// A generic bad-request envelope (`invalid_request_error`, `BadRequestError`, Google's
+    /// `INVALID_ARGUMENT`): weaker
     /// evidence, because gateways put it around whatever they relay, so it outweighs a bare
     /// HTTP status but not a specific overload or server code.
     pub envelope: bool,
@@ -65,13 +65,14 @@ const TOKENS: &[(&str, Signal)] = &[
     ("badrequesterror", Signal::Envelope),
     ("badrequestexception", Signal::Envelope),
     ("bad_request_error", Signal::Envelope),
-    ("invalid_argument", Signal::Hard),
+    // Google's status: Vertex and relays put it around whatever they pass on.
+    ("invalid_argument", Signal::Envelope),
     ("validationexception", Signal::Hard),
     ("invalid_parameter", Signal::Hard),
     ("invalidparameter", Signal::Hard),
     ("unknown_parameter", Signal::Hard),
     ("invalid_function_call", Signal::Hard),
-    ("failed_precondition", Signal::Hard),
+    ("failed_precondition", Signal::Envelope),
     ("invalid_prompt", Signal::Hard),
     ("invalid_value", Signal::Hard),
     ("literal_error", Signal::Hard),
@@ -159,11 +160,13 @@ impl Structure {
     }
 }
 
-/// "invalid" other than in the envelope names `invalid_request_error` / `invalid_request_body`.
+/// "invalid" other than in the envelope names `invalid_request_error`, `invalid_request_body`
+/// and `INVALID_ARGUMENT`.
 fn invalid_word(lower: &[u8]) -> bool {
     memmem::find_iter(lower, b"invalid").any(|p| {
         let rest = &lower[p + b"invalid".len()..];
-        !(rest.starts_with(b"_request") || rest.starts_with(b"request"))
+        let rest = rest.strip_prefix(b"_").unwrap_or(rest);
+        !(rest.starts_with(b"request") || rest.starts_with(b"argument"))
     })
 }
 
@@ -215,6 +218,8 @@ mod tests {
         assert!(s.envelope && !s.hard);
         let s = scan(r#"{"error":{"message":"Invalid value for 'foo'"}}"#);
         assert!(s.hard);
+        let s = scan(r#"{"error":{"code":400,"message":"x","status":"INVALID_ARGUMENT"}}"#);
+        assert!(s.envelope && !s.hard);
         let s = scan(r#"{"error":{"code":"1214","message":"x"}}"#);
         assert!(s.opaque_hard);
         let s = scan(r#"{"error":{"code":500,"status":"INTERNAL"}}"#);
