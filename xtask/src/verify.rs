@@ -280,6 +280,24 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
             .args(crate::crash::TESTS.iter().flat_map(|t| ["--skip", t])),
         Check::Tests,
     )?;
+    // The error classifier's accuracy per kind, development and held-out parts apart
+    // (corpus/errors/README.md): the corpus test prints the table and its misses. It already ran
+    // and was counted in the `test` step, so this one is checked by status only.
+    v.step(
+        "classify accuracy (dev / held-out)",
+        &cargo().args([
+            "test",
+            "-p",
+            "turnkeeper-recover",
+            "--test",
+            "corpus",
+            "--",
+            "corpus_accuracy",
+            "--exact",
+            "--nocapture",
+        ]),
+        Check::Status,
+    )?;
     v.step(
         "doc",
         &cargo()

@@ -50,7 +50,7 @@ pub use ctx::{BINDING_BETA, Ctx};
 pub use finding::{Change, Finding, Report, RequestChange, Severity};
 pub use fix::{Fixer, Sink};
 pub use id::{ChangeAction, RuleId, UnknownRuleId};
-pub use policy::{MissingThinking, Policy, PrefixEdit};
+pub use policy::{MissingThinking, Policy, PrefixEdit, ToolIdForm};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
 
 /// Why `repair` could not produce a body.

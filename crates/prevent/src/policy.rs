@@ -36,6 +36,23 @@ pub enum PrefixEdit {
     Fail,
 }
 
+/// The form tool-call ids must take for the target (api-rules.md AN-12; api-rules-2026-11 MS-01
+/// and OC-06). AN-12 rewrites the ids that do not fit, deterministically, on the call and on its
+/// results alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolIdForm {
+    /// Anthropic: `^[a-zA-Z0-9_-]+$`. Only ids outside the pattern are rewritten.
+    #[default]
+    Anthropic,
+    /// Mistral: exactly 9 characters from `[a-zA-Z0-9]` (MS-01).
+    Alnum9,
+    /// Anthropic's alphabet and at most this many characters (OpenAI Chat Completions: 40,
+    /// OC-06; Responses `call_id`: 64).
+    MaxLen(usize),
+}
+
 /// The policy. `Policy::default()` is the safe one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
@@ -47,6 +64,9 @@ pub struct Policy {
     pub tool_result_placeholder: String,
     /// Merge consecutive same-role messages (AN-02). `None`: only when the profile needs it.
     pub merge_same_role: Option<bool>,
+    /// The form tool-call ids must take (AN-12). Anthropic's unless a provider asked otherwise.
+    #[serde(default)]
+    pub tool_ids: ToolIdForm,
 }
 
 impl Default for Policy {
@@ -57,6 +77,7 @@ impl Default for Policy {
             tool_result_placeholder: "The tool call did not complete: no result was recorded."
                 .to_owned(),
             merge_same_role: None,
+            tool_ids: ToolIdForm::Anthropic,
         }
     }
 }

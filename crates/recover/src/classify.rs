@@ -3,12 +3,27 @@
 //! # Method
 //! 1. Normalise ([`crate::normalize`]): unescape every nesting level, drop whitespace, quotes,
 //!    backticks and TUI glyphs, lowercase. One linear pass.
-//! 2. Walk the rule table below **in order**; the first rule whose phrases all occur wins. Each
-//!    phrase is a stable substring of a real error (source named beside it); matching is
-//!    `memchr::memmem`, so there is no backtracking and the cost is linear in the text per rule.
-//! 3. Only when no phrase matches, fall back on the HTTP status (innermost found, else given).
+//! 2. Read what the error says about itself ([`crate::structure`]): `type`/`code`/`status`
+//!    values, Bedrock exception names, Gemini statuses, provider codes (GLM 1210/1214, Mistral
+//!    3280), and whether anything in it calls the request invalid or unsupported.
+//! 3. Walk the phrase table ([`crate::phrases`]) **in order**; the first family whose phrases all
+//!    occur wins. Matching is `memchr::memmem` on the normalised text, so there is no
+//!    backtracking and the cost is linear in the text per row.
+//! 4. Decide, most specific evidence first:
+//!    - a phrase naming a transcript or configuration error (or an opaque malformed-request
+//!      error) decides the kind, whatever the status or the wrapper says;
+//!    - a quota that cannot succeed by waiting (billing, a zero limit) is `unknown`;
+//!    - structural codes: context overflow, unverifiable encrypted content, id-format codes,
+//!      GLM 1210 (configuration) and 1214 (malformed, unspecified: `unknown`);
+//!    - retryable evidence (phrases, then `rate_limit_error`/`overloaded_error`/`api_error`-style
+//!      codes, then the HTTP status: 429 rate limit, 529/503 overloaded, 500/502/504 server).
+//!      **A status is evidence, not the verdict**: an overloaded or server verdict is dropped to
+//!      `unknown` (never retried) when the error also calls the request invalid, unsupported or
+//!      illegal, because the same bytes will fail again. A rate limit keeps its verdict: its
+//!      Anthropic text asks for a shorter prompt (trap 2) and its OpenAI envelope says
+//!      `invalid_request_error`.
 //!
-//! # Priority order, and why
+//! # Priority order of the phrase table, and why
 //! 1. `thinking_block_modified`: "cannot be modified" wins over everything (the message also
 //!    names thinking, signatures and the latest assistant message).
 //! 2. `thinking_signature_invalid` (incl. Gemini `thought_signature` and the AN-25 prefix-binding
@@ -17,18 +32,17 @@
 //!    "when thinking is enabled" too (trap 1).
 //! 4. `thinking_block_trailing`, `thinking_disabled_violation`, `thinking_block_order`: before the
 //!    tool rules, because the canonical order text names `tool_use` and `tool_result`.
-//! 5. `tool_use_id_format` (before tool pairing: its path names `tool_use`), then
+//! 5. `tool_use_id_format` (before tool pairing: its path names `tool_use`; before context
+//!    length: LiteLLM relabels OpenAI's 40-character id cap as a context-window error), then
 //!    `reasoning_item_orphan`, `tool_use_id_mismatch`, `tool_result_missing`, `role_order`.
 //!    The three near-identical Gemini turn messages are told apart by their subject ("function
 //!    **response** turn", "number of function response parts", "function **call** turn").
 //! 6. `empty_content`.
 //! 7. `context_length_exceeded`, before rate limits: OpenAI's "Request too large … (TPM)" is a 429
 //!    that no retry fixes (trap 3).
-//! 8. Billing (`insufficient_quota`) is `unknown`; then `retryable_rate_limit` (whose Anthropic
-//!    text asks for a shorter prompt, trap 2), `retryable_overloaded`, `retryable_server`: last
-//!    among phrases, because wrappers say "Internal server error" or `api_error` around a
-//!    deterministic 400 (trap 4).
-//! 9. Status fallback: 529/503 overloaded, 429 rate limit, 500/502/504 server, else `unknown`.
+//! 8. `retryable_rate_limit`, `retryable_overloaded`, `retryable_server`: last among phrases,
+//!    because wrappers say "Internal server error" or `api_error` around a deterministic 400
+//!    (trap 4).
 //!
 //! No id prefix (`toolu_`, `call_`, `rs_`) and no token limit is hard-coded anywhere.
 
@@ -39,11 +53,15 @@ use memchr::memmem;
 
 use crate::diagnosis::{ConfigField, Diagnosis, ErrorKind, Location, Provider, TokenFigures};
 use crate::normalize::Normalized;
+use crate::phrases::RULES;
+use crate::prefilter::{Bigrams, Probe};
+use crate::structure::{Structure, quota_cannot_succeed};
 
 /// Classify an error body, with the HTTP status if known.
 ///
 /// Never panics, whatever the input. The status found inside the text wins over the one given
-/// (a wrapper's status often contradicts the real cause), and the text's phrases win over both.
+/// (a wrapper's status often contradicts the real cause), and the text's fields and phrases win
+/// over both.
 ///
 /// ```
 /// use turnkeeper_recover::{classify, ErrorKind};
@@ -51,6 +69,11 @@ use crate::normalize::Normalized;
 /// assert_eq!(d.kind, ErrorKind::ToolResultMissing);
 /// assert_eq!(d.location.message, Some(22));
 /// assert_eq!(d.tool_use_ids, vec!["toolu_01Gho1LhNQt7FjqEiiHkrVMK".to_string()]);
+///
+/// // A gateway's 500 around a parameter it refuses is not worth retrying.
+/// let d = classify(Some(500), r#"{"error":{"type":"internal_error","message":"Unexpected reasoning effort high. Supported types are xhigh (default), medium, and low."}}"#);
+/// assert_eq!(d.kind, ErrorKind::RequestConfigInvalid);
+/// assert!(!d.retryable);
 /// ```
 pub fn classify(status: Option<u16>, body: &str) -> Diagnosis {
     classify_with_hint(status, body, Provider::Unknown)
@@ -62,7 +85,11 @@ pub fn classify(status: Option<u16>, body: &str) -> Diagnosis {
 pub fn classify_with_hint(status: Option<u16>, body: &str, hint: Provider) -> Diagnosis {
     let norm = Normalized::new(body);
     let lower = norm.lower.as_bytes();
+    let bigrams = Bigrams::of(lower);
     let matched = rules().iter().find_map(|rule| {
+        if !rule.probes.iter().all(|p| bigrams.may_contain(p)) {
+            return None;
+        }
         let mut first = None;
         for finder in &rule.phrases {
             match finder.find(lower) {
@@ -74,12 +101,10 @@ pub fn classify_with_hint(status: Option<u16>, body: &str, hint: Provider) -> Di
         }
         first.map(|pos| (rule, pos))
     });
+    let structure = Structure::scan(lower, &bigrams);
     let inner_status = find_status(lower, matched.map(|(_, pos)| pos));
     let status = inner_status.or(status);
-    let (kind, anchor, config) = match matched {
-        Some((rule, pos)) => (rule.kind, Some(pos), rule.config),
-        None => (status_fallback(status), None, None),
-    };
+    let (kind, anchor, config) = decide(matched, &structure, lower, status);
     let mut provider = detect_provider(&norm.lower);
     if provider == Provider::Unknown {
         provider = hint;
@@ -91,6 +116,11 @@ pub fn classify_with_hint(status: Option<u16>, body: &str, hint: Provider) -> Di
     let (tool_use_ids, reasoning_ids) = find_ids(&norm.spaced, &spaced_lower, kind);
     let tokens = if kind == ErrorKind::ContextLengthExceeded {
         find_tokens(lower)
+    } else {
+        None
+    };
+    let param = if kind == ErrorKind::RequestConfigInvalid {
+        find_param(&spaced_lower)
     } else {
         None
     };
@@ -109,7 +139,60 @@ pub fn classify_with_hint(status: Option<u16>, body: &str, hint: Provider) -> Di
             && (contains(lower, b"boundtoadifferentconversation")
                 || contains(lower, b"prefix_mismatch_behavior")),
         config,
+        param,
         message,
+    }
+}
+
+/// The kind, the position the verdict rests on (for the location search) and the config field.
+fn decide(
+    matched: Option<(&Rule, usize)>,
+    s: &Structure,
+    lower: &[u8],
+    status: Option<u16>,
+) -> (ErrorKind, Option<usize>, Option<ConfigField>) {
+    // A phrase naming the error itself decides, whatever the wrapper or the status says.
+    if let Some((rule, pos)) = matched
+        && !rule.kind.is_retryable()
+    {
+        return (rule.kind, Some(pos), rule.config);
+    }
+    if quota_cannot_succeed(lower) {
+        return (ErrorKind::Unknown, None, None);
+    }
+    if s.context {
+        return (ErrorKind::ContextLengthExceeded, None, None);
+    }
+    if s.encrypted {
+        return (ErrorKind::ReasoningItemOrphan, None, None);
+    }
+    if s.id_format {
+        return (ErrorKind::ToolUseIdFormat, None, None);
+    }
+    if s.config_code {
+        return (ErrorKind::RequestConfigInvalid, None, None);
+    }
+    if s.opaque_hard {
+        return (ErrorKind::Unknown, None, None);
+    }
+    let retryable = match matched {
+        Some((rule, _)) => Some(rule.kind),
+        None if s.rate => Some(ErrorKind::RetryableRateLimit),
+        None if s.overload => Some(ErrorKind::RetryableOverloaded),
+        None if s.server => Some(ErrorKind::RetryableServer),
+        None => None,
+    };
+    let anchor = matched.map(|(_, pos)| pos);
+    let (kind, from_status) = match retryable {
+        Some(k) => (k, false),
+        None => (status_fallback(status), true),
+    };
+    match kind {
+        ErrorKind::RetryableRateLimit => (kind, anchor, None),
+        k if k.is_retryable() && (s.hard || (from_status && s.envelope)) => {
+            (ErrorKind::Unknown, None, None)
+        }
+        k => (k, anchor, None),
     }
 }
 
@@ -118,327 +201,10 @@ struct Rule {
     /// The phrases as written (for the message search), normalised.
     keys: Vec<String>,
     phrases: Vec<memmem::Finder<'static>>,
+    /// The bigram probes of the phrases, tested before any search.
+    probes: Vec<Probe>,
     config: Option<ConfigField>,
 }
-
-/// One table row: kind, phrases that must all occur (readable form; normalised at start-up),
-/// and the config field for `request_config_invalid` rows.
-type Row = (ErrorKind, &'static [&'static str], Option<ConfigField>);
-
-use ConfigField as C;
-use ErrorKind as K;
-
-/// The rule table, in priority order. Phrases are quoted from real errors; sources are
-/// `shared/research/api-rules.md` (rule ids) and `corpus/errors` (ids of items).
-const RULES: &[Row] = &[
-    // 1. AN-22 (anthropics/claude-code#63221, vybestack/llxprt-code#1653).
-    (
-        K::ThinkingBlockModified,
-        &["cannot be modified", "thinking"],
-        None,
-    ),
-    // 2. AN-23/AN-25 (ding113/claude-code-hub#518, anomalyco/opencode#48637), AN-06
-    //    (lbjlaq/Antigravity-Manager#1650), GM-01 (manthanabc/paws#103), GM-08.
-    (
-        K::ThinkingSignatureInvalid,
-        &["invalid signature in thinking block"],
-        None,
-    ),
-    (
-        K::ThinkingSignatureInvalid,
-        &["bound to a different conversation"],
-        None,
-    ),
-    (
-        K::ThinkingSignatureInvalid,
-        &["signature: field required"],
-        None,
-    ),
-    (
-        K::ThinkingSignatureInvalid,
-        &["invalid data in redacted_thinking"],
-        None,
-    ),
-    (
-        K::ThinkingSignatureInvalid,
-        &["is missing a thought_signature"],
-        None,
-    ),
-    (
-        K::ThinkingSignatureInvalid,
-        &["missing a thought_signature"],
-        None,
-    ),
-    (
-        K::ThinkingSignatureInvalid,
-        &["corrupted thought signature"],
-        None,
-    ),
-    // 3. Request configuration (api-rules.md §1.2; trap 1). anthropics/claude-code#11388,
-    //    n8n-io/n8n#14288, MartialBE/one-hub#529, liuw1535/antigravity2api-nodejs#149.
-    (
-        K::RequestConfigInvalid,
-        &["temperature may only be set to"],
-        Some(C::Temperature),
-    ),
-    (K::RequestConfigInvalid, &["top_p must be"], Some(C::TopP)),
-    (
-        K::RequestConfigInvalid,
-        &["top_k", "thinking"],
-        Some(C::TopK),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["must be greater than thinking.budget_tokens"],
-        Some(C::MaxTokens),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["budget_tokens: input should be"],
-        Some(C::BudgetTokens),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["thinking may not be enabled when tool_choice"],
-        Some(C::ToolChoice),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["does not support thinking"],
-        Some(C::ModelWithoutThinking),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["thinking.type.enabled is not supported"],
-        Some(C::ManualThinkingUnsupported),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["adaptive thinking is not supported"],
-        Some(C::AdaptiveThinkingUnsupported),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["include_thoughts is only enabled"],
-        Some(C::IncludeThoughts),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["custom.name: string should match pattern"],
-        Some(C::ToolDefinition),
-    ),
-    (
-        K::RequestConfigInvalid,
-        &["input_schema"],
-        Some(C::ToolDefinition),
-    ),
-    // 4. AN-19 (anthropics/claude-code#10199), AN-20 (tailcallhq/forgecode#1853),
-    //    AN-16/AN-18 (anomalyco/opencode#3077, anthropics/claude-code#20734),
-    //    DS-03 (decolua/9router#355), KM-01.
-    (
-        K::ThinkingBlockTrailing,
-        &["final block in an assistant message cannot be thinking"],
-        None,
-    ),
-    (
-        K::ThinkingDisabledViolation,
-        &["when thinking is disabled", "cannot contain"],
-        None,
-    ),
-    (
-        K::ThinkingBlockOrder,
-        &["expected thinking or redacted_thinking"],
-        None,
-    ),
-    (
-        K::ThinkingBlockOrder,
-        &["must start with a thinking block"],
-        None,
-    ),
-    (
-        K::ThinkingBlockOrder,
-        &["first block must be thinking"],
-        None,
-    ),
-    (
-        K::ThinkingBlockOrder,
-        &["in the thinking mode must be passed back"],
-        None,
-    ),
-    (K::ThinkingBlockOrder, &["missing reasoning_content"], None),
-    (
-        K::ThinkingBlockOrder,
-        &["reasoning_content is missing"],
-        None,
-    ),
-    // 5. AN-12 (tailcallhq/forgecode#1142; ding113/claude-code-hub#470 for server_tool_use).
-    (K::ToolUseIdFormat, &["tool_use.id: string should"], None),
-    //    RS-01..RS-04 (continuedev/continue#8933, openai/codex#8145, can1357/oh-my-pi#41).
-    (
-        K::ReasoningItemOrphan,
-        &["of type reasoning was provided without"],
-        None,
-    ),
-    (
-        K::ReasoningItemOrphan,
-        &["was provided without its required reasoning"],
-        None,
-    ),
-    (
-        K::ReasoningItemOrphan,
-        &["encrypted content", "could not be verified"],
-        None,
-    ),
-    (K::ReasoningItemOrphan, &["invalid_encrypted_content"], None),
-    (
-        K::ReasoningItemOrphan,
-        &["items are not persisted when"],
-        None,
-    ),
-    //    AN-10/AN-15 (tghamm/Anthropic.SDK#184, anthropics/claude-code#64383), OC-02
-    //    (miurla/morphic#136), Bedrock Converse, GM-09 response turn, RS-05.
-    (K::ToolUseIdMismatch, &["unexpected tool_use_id"], None),
-    (
-        K::ToolUseIdMismatch,
-        &["must be a response to a prece"],
-        None,
-    ),
-    (
-        K::ToolUseIdMismatch,
-        &["exceeds the number of tooluse blocks"],
-        None,
-    ),
-    (
-        K::ToolUseIdMismatch,
-        &["function response turn comes immediately after"],
-        None,
-    ),
-    (
-        K::ToolUseIdMismatch,
-        &["no tool call found for function call output"],
-        None,
-    ),
-    //    AN-08 (Kilo-Org/kilocode#5163), OC-01 (aliasrobotics/cai#111), GM-10
-    //    (google-gemini/gemini-cli#18509), RS-05.
-    (K::ToolResultMissing, &["ids were found without"], None),
-    (
-        K::ToolResultMissing,
-        &["did not find", "tool_result block"],
-        None,
-    ),
-    (
-        K::ToolResultMissing,
-        &["must be followed by tool messages"],
-        None,
-    ),
-    (K::ToolResultMissing, &["insufficient tool messages"], None),
-    (
-        K::ToolResultMissing,
-        &["number of function response parts"],
-        None,
-    ),
-    (
-        K::ToolResultMissing,
-        &["no tool output found for function call"],
-        None,
-    ),
-    //    AN-01..AN-03, Bedrock Converse, vLLM templates, GM-09 call turn, GM-12
-    //    (CherryHQ/cherry-studio#39, vllm-project/vllm#6862, xincmm/sageread#8).
-    (K::RoleOrder, &["roles must alternate"], None),
-    (
-        K::RoleOrder,
-        &["must alternate between user and assistant"],
-        None,
-    ),
-    (K::RoleOrder, &["roles should be alternating"], None),
-    (K::RoleOrder, &["must start with a user message"], None),
-    (K::RoleOrder, &["first message must use the"], None),
-    (K::RoleOrder, &["must end with a user message"], None),
-    (
-        K::RoleOrder,
-        &["does not support assistant message prefill"],
-        None,
-    ),
-    (
-        K::RoleOrder,
-        &["function call turn comes immediately after"],
-        None,
-    ),
-    (K::RoleOrder, &["multiturn requests ends with a user"], None),
-    // 6. AN-04/AN-05 (anthropics/claude-code#6774, TheValkyrja/Anthropic2Vertex#5).
-    (K::EmptyContent, &["must have non-empty content"], None),
-    (K::EmptyContent, &["text content blocks must"], None),
-    (
-        K::EmptyContent,
-        &["cache_control cannot be set for empty text"],
-        None,
-    ),
-    (K::EmptyContent, &["is blank. add text"], None),
-    // 7. Context window (stackblitz/bolt.new#1748, ChatGPTNextWeb/NextChat#625,
-    //    google-gemini/gemini-cli#4231, TheR1D/shell_gpt#653 for the TPM trap).
-    (K::ContextLengthExceeded, &["prompt is too long"], None),
-    (K::ContextLengthExceeded, &["exceed context limit"], None),
-    (K::ContextLengthExceeded, &["maximum context length"], None),
-    (K::ContextLengthExceeded, &["context_length_exceeded"], None),
-    (
-        K::ContextLengthExceeded,
-        &["exceeds the context window"],
-        None,
-    ),
-    (K::ContextLengthExceeded, &["input token count"], None),
-    (K::ContextLengthExceeded, &["request too large for"], None),
-    (K::ContextLengthExceeded, &["input is too long"], None),
-    // 8. Billing is not retryable (trap 3: OpenAI insufficient_quota).
-    (K::Unknown, &["insufficient_quota"], None),
-    //    Rate limits (bhouston/mycoder#62, BuilderIO/micro-agent#86,
-    //    google/generative-ai-docs#438, kirodotdev/Kiro#8113).
-    (K::RetryableRateLimit, &["rate_limit_error"], None),
-    (K::RetryableRateLimit, &["rate limit reached"], None),
-    (
-        K::RetryableRateLimit,
-        &["would exceed the rate limit"],
-        None,
-    ),
-    (
-        K::RetryableRateLimit,
-        &["rate limit", "try again later"],
-        None,
-    ),
-    (K::RetryableRateLimit, &["rate_limit_exceeded"], None),
-    (K::RetryableRateLimit, &["resource_exhausted"], None),
-    (
-        K::RetryableRateLimit,
-        &["resource has been exhausted"],
-        None,
-    ),
-    (
-        K::RetryableRateLimit,
-        &["exceeded your current quota"],
-        None,
-    ),
-    (K::RetryableRateLimit, &["throttlingexception"], None),
-    (K::RetryableRateLimit, &["too many requests"], None),
-    (K::RetryableRateLimit, &["too many tokens"], None),
-    //    Overload (anthropics/anthropic-sdk-typescript#616, lobehub/lobehub#9728).
-    (K::RetryableOverloaded, &["overloaded"], None),
-    (K::RetryableOverloaded, &["experiencing high demand"], None),
-    (
-        K::RetryableOverloaded,
-        &["service is currently unavailable"],
-        None,
-    ),
-    (K::RetryableOverloaded, &["status code of 503"], None),
-    //    Transient server errors (anthropics/claude-code#22766, Wei-Shaw/sub2api#6714).
-    (K::RetryableServer, &["internal server error"], None),
-    (K::RetryableServer, &["api_error"], None),
-    (K::RetryableServer, &["server_error"], None),
-    (K::RetryableServer, &["server had an error"], None),
-    (
-        K::RetryableServer,
-        &["an error occurred while processing your request"],
-        None,
-    ),
-];
 
 fn rules() -> &'static [Rule] {
     static RULES_CELL: OnceLock<Vec<Rule>> = OnceLock::new();
@@ -451,10 +217,12 @@ fn rules() -> &'static [Rule] {
                     .iter()
                     .map(|k| memmem::Finder::new(k.as_bytes()).into_owned())
                     .collect();
+                let probes = keys.iter().map(|k| Probe::new(k.as_bytes())).collect();
                 Rule {
                     kind: *kind,
                     keys,
                     phrases: finders,
+                    probes,
                     config: *config,
                 }
             })
@@ -572,6 +340,12 @@ fn detect_provider(lower: &str) -> Provider {
         Provider::DeepSeek
     } else if has("moonshot") || has("kimi") {
         Provider::Kimi
+    } else if has("mistral") || has("code:3280") || has("withalengthof9") {
+        Provider::Mistral
+    } else if has("minimax") || has("(2013)") {
+        Provider::MiniMax
+    } else if has("bigmodel") || has("zhipu") || has("code:1214") || has("code:1210") {
+        Provider::Zhipu
     } else if has("thought_signature")
         || has("gemini")
         || has("generativelanguage")
@@ -659,6 +433,85 @@ fn find_location(lower: &[u8], anchor: usize) -> Location {
         .or(first_after)
         .map(|(_, loc)| loc)
         .unwrap_or_default()
+}
+
+fn is_param_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'[' | b']' | b'-')
+}
+
+/// A parameter name starting at `at` (after spaces and quotes), unless it is a placeholder.
+fn read_param(s: &[u8], mut at: usize) -> Option<String> {
+    while at < s.len() && matches!(s[at], b' ' | b'\'' | b'"') {
+        at += 1;
+    }
+    let start = at;
+    while at < s.len() && is_param_byte(s[at]) {
+        at += 1;
+    }
+    let mut v = &s[start..at];
+    while let [rest @ .., b'.'] = v {
+        v = rest;
+    }
+    let placeholder = v.is_empty()
+        || v.iter().all(u8::is_ascii_digit)
+        || matches!(v, b"null" | b"none" | b"nil" | b"undefined");
+    if placeholder {
+        return None;
+    }
+    std::str::from_utf8(v).ok().map(str::to_owned)
+}
+
+/// The request parameter a configuration error names: an OpenAI `param` field, `Unknown
+/// parameter: 'x'`, `Unsupported value: 'x' ...`, or the path before a pydantic-style
+/// `x: Extra inputs are not permitted`.
+fn find_param(spaced_lower: &str) -> Option<String> {
+    let s = spaced_lower.as_bytes();
+    for pos in memmem::find_iter(s, b"param") {
+        if pos > 0 && s[pos - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let mut i = pos + b"param".len();
+        while i < s.len() && matches!(s[i], b' ' | b'\'' | b'"') {
+            i += 1;
+        }
+        if s.get(i) == Some(&b':')
+            && let Some(v) = read_param(s, i + 1)
+        {
+            return Some(v);
+        }
+    }
+    for marker in [
+        &b"unknown parameter:"[..],
+        b"unsupported parameter:",
+        b"unsupported value:",
+    ] {
+        if let Some(p) = memmem::find(s, marker)
+            && let Some(v) = read_param(s, p + marker.len())
+        {
+            return Some(v);
+        }
+    }
+    // GLM: `max_tokens参数非法` ("max_tokens is illegal"), `X 参数有误`.
+    for marker in ["参数非法".as_bytes(), "参数有误".as_bytes()] {
+        if let Some(p) = memmem::find(s, marker) {
+            let mut start = p;
+            while start > 0 && is_param_byte(s[start - 1]) {
+                start -= 1;
+            }
+            if let Some(v) = read_param(s, start).filter(|v| v.len() <= p - start) {
+                return Some(v);
+            }
+        }
+    }
+    if let Some(p) = memmem::find(s, b": extra inputs are not permitted") {
+        let end = p;
+        let mut start = end;
+        while start > 0 && is_param_byte(s[start - 1]) {
+            start -= 1;
+        }
+        return read_param(s, start).filter(|v| v.len() <= end - start);
+    }
+    None
 }
 
 fn is_id_byte(b: u8) -> bool {
@@ -957,6 +810,100 @@ fn innermost_message(spaced: &str, spaced_lower: &str, rule: Option<&Rule>) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ConfigField as C;
+
+    #[test]
+    fn a_status_is_evidence_not_the_verdict() {
+        // Mistral's id rule served by a local mistral-common server as HTTP 500 (jundot/omlx#1997).
+        let d = classify(
+            Some(500),
+            "HTTP 500: Tool call id was call_49c89af0 but must be a-z, A-Z, 0-9,\nwith a length of 9",
+        );
+        assert_eq!(d.kind, ErrorKind::ToolUseIdFormat);
+        assert!(!d.retryable);
+        // A 500 whose only words call the request invalid: not recognised, and not retried.
+        let d = classify(
+            Some(500),
+            r#"{"error":{"type":"server_error","message":"Invalid value for 'foo'"}}"#,
+        );
+        assert_eq!(d.kind, ErrorKind::Unknown);
+        // A 503 with nothing else is still an overload.
+        assert_eq!(
+            classify(Some(503), "upstream connect error").kind,
+            ErrorKind::RetryableOverloaded
+        );
+        // A rate limit keeps its verdict inside an `invalid_request_error` envelope.
+        let d = classify(
+            Some(429),
+            "{'error': {'code': 'rate_limit_error', 'message': 'This request would exceed the rate limit for your organization of 20,000 input tokens per minute.', 'type': 'invalid_request_error'}}",
+        );
+        assert_eq!(d.kind, ErrorKind::RetryableRateLimit);
+    }
+
+    #[test]
+    fn quotas_that_cannot_succeed_are_not_waited_out() {
+        let zero = "429 Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-3-pro. Please retry in 50.4s. RESOURCE_EXHAUSTED";
+        let d = classify(Some(429), zero);
+        assert_eq!(d.kind, ErrorKind::Unknown);
+        assert!(!d.retryable);
+        let per_minute = "429 You exceeded your current quota, please check your plan and billing details. quotaMetric generativelanguage.googleapis.com/generate_content_free_tier_requests, quotaValue 250000. RESOURCE_EXHAUSTED";
+        assert_eq!(
+            classify(Some(429), per_minute).kind,
+            ErrorKind::RetryableRateLimit
+        );
+    }
+
+    #[test]
+    fn locations_are_read_inside_bytes_reprs() {
+        // A Python bytes repr (LiteLLM's Vertex path, anomalyco/opencode#3077), escapes and all.
+        let body = r#"litellm.BadRequestError: Vertex_aiException BadRequestError - b'{"type":"error","error":{"type":"invalid_request_error","message":"messages.7.content.2.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block."}}
+'"#;
+        let d = classify(None, body);
+        assert_eq!(d.kind, ErrorKind::ThinkingBlockOrder);
+        assert_eq!(
+            d.location,
+            Location {
+                message: Some(7),
+                block: Some(2)
+            }
+        );
+        let body = r#"b'{"type":"error","error":{"type":"invalid_request_error","message":"messages.12: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A\xe2\x80\xa6"}}'"#;
+        let d = classify(None, body);
+        assert_eq!(d.kind, ErrorKind::ToolResultMissing);
+        assert_eq!(d.location.message, Some(12));
+    }
+
+    #[test]
+    fn configuration_errors_name_their_parameter() {
+        let p = |t: &str| classify(Some(400), t).param;
+        assert_eq!(
+            p(
+                r#"API Error: 400 {"error":{"message":"Unknown parameter:      'tools.defer_loading'.","type":"invalid_request_error","param":"tools.defer_loading","code":"unknown_parameter"}}"#
+            ),
+            Some("tools.defer_loading".to_owned())
+        );
+        assert_eq!(
+            p("Unsupported value: 'reasoning_effort' does not support 'minimal' with this model."),
+            Some("reasoning_effort".to_owned())
+        );
+        assert_eq!(
+            p(
+                "API Error: 400 Error from provider (Anthropic): context_management: Extra inputs are not permitted."
+            ),
+            Some("context_management".to_owned())
+        );
+        assert_eq!(
+            p(
+                r#"{"error":{"message":"x","type":"invalid_request_error","param":null}} Unknown parameter: 'foo'"#
+            ),
+            Some("foo".to_owned())
+        );
+        let d = classify(
+            Some(400),
+            "Function tools with reasoning_effort are not supported for gpt-5.5 in /v1/chat/completions.",
+        );
+        assert_eq!(d.config, Some(C::ReasoningEffort));
+    }
 
     #[test]
     fn status_prefers_the_wrapper_nearest_the_cause() {

@@ -5,98 +5,83 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// What went wrong, as one stable kind.
-///
-/// The serde names (`thinking_block_order`, …) are the public contract: they appear in the CLI's
-/// JSON output, in the attempts file and in `corpus/errors`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ErrorKind {
+/// Declares [`ErrorKind`] together with [`ErrorKind::ALL`] and [`ErrorKind::as_str`], so that
+/// the list of every kind is derived from the enum and cannot miss one.
+macro_rules! error_kinds {
+    ($( $(#[doc = $doc:literal])+ $variant:ident => $name:literal, )+) => {
+        /// What went wrong, as one stable kind.
+        ///
+        /// The serde names (`thinking_block_order`, …) are the public contract: they appear in the
+        /// CLI's JSON output, in the attempts file and in `corpus/errors`.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+        )]
+        #[serde(rename_all = "snake_case")]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $( $(#[doc = $doc])+ $variant, )+
+        }
+
+        impl ErrorKind {
+            /// Every kind, in declaration order. Generated with the enum itself, so a kind added
+            /// to the enum is in this list (and every test that walks it) by construction.
+            pub const ALL: [ErrorKind; [$(ErrorKind::$variant),+].len()] =
+                [$(ErrorKind::$variant),+];
+
+            /// The stable snake_case name (the serde name).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ErrorKind::$variant => $name, )+
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
     /// The open turn's first assistant message does not start with thinking (AN-16, AN-18), or a
     /// DeepSeek/Kimi `reasoning_content` was not passed back (DS-03, KM-01).
-    ThinkingBlockOrder,
+    ThinkingBlockOrder => "thinking_block_order",
     /// Thinking is off but the final assistant message holds thinking (AN-20).
-    ThinkingDisabledViolation,
+    ThinkingDisabledViolation => "thinking_disabled_violation",
     /// Thinking in the latest assistant message differs from the original response (AN-22).
-    ThinkingBlockModified,
+    ThinkingBlockModified => "thinking_block_modified",
     /// A thinking signature (or redacted data, or a Gemini `thoughtSignature`) failed to verify
     /// or is missing (AN-06, AN-23, AN-25, GM-01, GM-08).
-    ThinkingSignatureInvalid,
+    ThinkingSignatureInvalid => "thinking_signature_invalid",
     /// An assistant message ends with a thinking block (AN-19).
-    ThinkingBlockTrailing,
+    ThinkingBlockTrailing => "thinking_block_trailing",
     /// A tool call has no result right after it (AN-08, AN-09, GM-10, OC-01).
-    ToolResultMissing,
+    ToolResultMissing => "tool_result_missing",
     /// A tool result names no tool call of the previous message (AN-10, AN-15, GM-09, OC-02).
-    ToolUseIdMismatch,
-    /// A tool call id does not match the allowed pattern (AN-12).
-    ToolUseIdFormat,
-    /// A message or text block is empty or blank (AN-04, AN-05).
-    EmptyContent,
-    /// Roles are out of order: first message, alternation, trailing prefill (AN-01..AN-03, GM-09).
-    RoleOrder,
+    ToolUseIdMismatch => "tool_use_id_mismatch",
+    /// A tool call id does not have the form the provider requires (AN-12, MS-01 Mistral's 9
+    /// alphanumerics, OC-06 OpenAI's 40 characters, RS-08 Responses item prefixes).
+    ToolUseIdFormat => "tool_use_id_format",
+    /// A message or text block is empty or blank (AN-04, AN-05, KM-04).
+    EmptyContent => "empty_content",
+    /// Roles are out of order: first message, alternation, trailing prefill (AN-01..AN-03, GM-09,
+    /// MS-02, MS-03).
+    RoleOrder => "role_order",
     /// An OpenAI Responses reasoning item is orphaned, unknown or unverifiable (RS-01..RS-04).
-    ReasoningItemOrphan,
+    ReasoningItemOrphan => "reasoning_item_orphan",
     /// The request is larger than the model's context window.
-    ContextLengthExceeded,
-    /// A request parameter is wrong (sampling with thinking, budget, tool choice, …); no
+    ContextLengthExceeded => "context_length_exceeded",
+    /// A request parameter is wrong (sampling with thinking, budget, effort, tool choice, …); no
     /// transcript repair fixes it.
-    RequestConfigInvalid,
+    RequestConfigInvalid => "request_config_invalid",
     /// The provider is overloaded (529, 503); retry later.
-    RetryableOverloaded,
+    RetryableOverloaded => "retryable_overloaded",
     /// A rate limit was hit (429); retry later.
-    RetryableRateLimit,
+    RetryableRateLimit => "retryable_rate_limit",
     /// A transient server error (500); retry.
-    RetryableServer,
-    /// Nothing recognisable.
-    Unknown,
+    RetryableServer => "retryable_server",
+    /// Nothing recognisable, or a rejection no kind describes (billing, a zero quota, a
+    /// malformed request the provider does not explain): never worth sending again as it is.
+    Unknown => "unknown",
 }
 
 impl ErrorKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 17] = [
-        ErrorKind::ThinkingBlockOrder,
-        ErrorKind::ThinkingDisabledViolation,
-        ErrorKind::ThinkingBlockModified,
-        ErrorKind::ThinkingSignatureInvalid,
-        ErrorKind::ThinkingBlockTrailing,
-        ErrorKind::ToolResultMissing,
-        ErrorKind::ToolUseIdMismatch,
-        ErrorKind::ToolUseIdFormat,
-        ErrorKind::EmptyContent,
-        ErrorKind::RoleOrder,
-        ErrorKind::ReasoningItemOrphan,
-        ErrorKind::ContextLengthExceeded,
-        ErrorKind::RequestConfigInvalid,
-        ErrorKind::RetryableOverloaded,
-        ErrorKind::RetryableRateLimit,
-        ErrorKind::RetryableServer,
-        ErrorKind::Unknown,
-    ];
-
-    /// The stable snake_case name (the serde name).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::ThinkingBlockOrder => "thinking_block_order",
-            ErrorKind::ThinkingDisabledViolation => "thinking_disabled_violation",
-            ErrorKind::ThinkingBlockModified => "thinking_block_modified",
-            ErrorKind::ThinkingSignatureInvalid => "thinking_signature_invalid",
-            ErrorKind::ThinkingBlockTrailing => "thinking_block_trailing",
-            ErrorKind::ToolResultMissing => "tool_result_missing",
-            ErrorKind::ToolUseIdMismatch => "tool_use_id_mismatch",
-            ErrorKind::ToolUseIdFormat => "tool_use_id_format",
-            ErrorKind::EmptyContent => "empty_content",
-            ErrorKind::RoleOrder => "role_order",
-            ErrorKind::ReasoningItemOrphan => "reasoning_item_orphan",
-            ErrorKind::ContextLengthExceeded => "context_length_exceeded",
-            ErrorKind::RequestConfigInvalid => "request_config_invalid",
-            ErrorKind::RetryableOverloaded => "retryable_overloaded",
-            ErrorKind::RetryableRateLimit => "retryable_rate_limit",
-            ErrorKind::RetryableServer => "retryable_server",
-            ErrorKind::Unknown => "unknown",
-        }
-    }
-
     /// Whether sending the same request again later can succeed.
     pub fn is_retryable(self) -> bool {
         matches!(
@@ -146,6 +131,13 @@ pub enum Provider {
     /// A LiteLLM gateway.
     #[serde(rename = "litellm")]
     LiteLlm,
+    /// Mistral (La Plateforme, or a mistral-common server).
+    Mistral,
+    /// MiniMax.
+    #[serde(rename = "minimax")]
+    MiniMax,
+    /// Z.ai / Zhipu GLM.
+    Zhipu,
     /// Not recognisable from the text.
     #[default]
     Unknown,
@@ -164,6 +156,9 @@ impl Provider {
             Provider::DeepSeek => "deepseek",
             Provider::Kimi => "kimi",
             Provider::LiteLlm => "litellm",
+            Provider::Mistral => "mistral",
+            Provider::MiniMax => "minimax",
+            Provider::Zhipu => "zhipu",
             Provider::Unknown => "unknown",
         }
     }
@@ -229,8 +224,23 @@ pub enum ConfigField {
     AdaptiveThinkingUnsupported,
     /// Vertex `include_thoughts` without thinking.
     IncludeThoughts,
-    /// A tool definition (name or schema) is invalid.
+    /// A tool definition (name, schema, type) is invalid, or a tool the history references is
+    /// missing from `tools`.
     ToolDefinition,
+    /// `output_config.effort` (or a per-message effort) is not accepted by this model or mode.
+    Effort,
+    /// OpenAI-style `reasoning_effort` (value unsupported, or not allowed with function tools).
+    ReasoningEffort,
+    /// The `thinking.type` value (or a field beside it) is not accepted by this model.
+    ThinkingType,
+    /// `context_management` (context editing) is not accepted, or needs thinking on.
+    ContextManagement,
+    /// Deferred tools (`defer_loading`, tool search) conflict with another setting.
+    DeferLoading,
+    /// Bedrock Converse `toolConfig` must be sent when the history holds tool blocks.
+    ToolConfig,
+    /// The system prompt holds something the provider forbids.
+    SystemPrompt,
 }
 
 impl ConfigField {
@@ -248,6 +258,13 @@ impl ConfigField {
             ConfigField::AdaptiveThinkingUnsupported => "adaptive_thinking_unsupported",
             ConfigField::IncludeThoughts => "include_thoughts",
             ConfigField::ToolDefinition => "tool_definition",
+            ConfigField::Effort => "effort",
+            ConfigField::ReasoningEffort => "reasoning_effort",
+            ConfigField::ThinkingType => "thinking_type",
+            ConfigField::ContextManagement => "context_management",
+            ConfigField::DeferLoading => "defer_loading",
+            ConfigField::ToolConfig => "tool_config",
+            ConfigField::SystemPrompt => "system_prompt",
         }
     }
 }
@@ -279,6 +296,25 @@ pub struct Diagnosis {
     pub prefix_binding: bool,
     /// For [`ErrorKind::RequestConfigInvalid`]: the parameter at fault, when recognised.
     pub config: Option<ConfigField>,
+    /// The request parameter the error itself names, as it names it (an OpenAI `param` field, the
+    /// path before a validation message such as `tools.defer_loading`), when it names one.
+    pub param: Option<String>,
     /// The innermost human-readable message text.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+
+    #[test]
+    fn every_kind_is_listed_once_under_its_serde_name() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in ErrorKind::ALL {
+            assert!(seen.insert(k), "{k} twice");
+            let json = serde_json::to_string(&k).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", k.as_str()));
+            assert_eq!(ErrorKind::from_name(k.as_str()), Some(k));
+        }
+    }
 }

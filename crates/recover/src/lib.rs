@@ -23,8 +23,11 @@ mod classify;
 mod diagnosis;
 mod duration_ms;
 mod normalize;
+mod phrases;
 mod plan;
+mod prefilter;
 mod recover;
+mod structure;
 
 pub use classify::{classify, classify_with_hint};
 pub use diagnosis::{ConfigField, Diagnosis, ErrorKind, Location, Provider, TokenFigures};

@@ -16,11 +16,11 @@
 //! | `thinking_block_trailing` | repair AN-19 → restore → disable thinking → give up |
 //! | `tool_result_missing` | repair AN-08/AN-09/AN-11 (Gemini GM-10/GM-03) → restore → give up |
 //! | `tool_use_id_mismatch` | repair AN-10 (+AN-15; Gemini GM-09) → restore → give up |
-//! | `tool_use_id_format` | repair AN-12 → give up |
+//! | `tool_use_id_format` | repair AN-12 with the id form the error names (Anthropic pattern, Mistral's 9 alphanumerics, a length cap) → give up; Responses item prefixes (RS-08): give up |
 //! | `empty_content` | repair AN-04/AN-05 → give up |
 //! | `role_order` | repair AN-01/AN-02/AN-03 (Gemini GM-09/GM-12) → give up |
 //! | `context_length_exceeded` | compact → give up |
-//! | `request_config_invalid` | fix the config (model without thinking: disable; manual unsupported: adaptive) → give up |
+//! | `request_config_invalid` | fix the config, naming the field or the parameter the error names (model without thinking: disable; manual unsupported: adaptive) → give up |
 //! | `retryable_*` | retry (provider's delay, else exponential backoff) × [`MAX_RETRIES`] → give up |
 //! | `reasoning_item_orphan`, OpenAI-format tool errors, `unknown` | give up (not repaired yet) |
 //!
@@ -372,6 +372,9 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             };
             vec![repair(rules, d), Action::RestoreFromStore]
         }
+        ErrorKind::ToolUseIdFormat if says("expectedanidthat") => vec![give_up(
+            "OpenAI Responses item ids from another API (RS-08: drop the item `id`) are not repaired yet",
+        )],
         ErrorKind::ToolUseIdFormat => vec![repair(&[RuleId::An12], d)],
         ErrorKind::EmptyContent => vec![repair(&[RuleId::An04, RuleId::An05], d)],
         ErrorKind::RoleOrder => {
@@ -397,7 +400,10 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
                 what: field.as_str().to_owned(),
             }],
             None => vec![Action::FixConfig {
-                what: "request parameters".to_owned(),
+                what: d
+                    .param
+                    .clone()
+                    .unwrap_or_else(|| "request parameters".to_owned()),
             }],
         },
         ErrorKind::RetryableOverloaded

@@ -39,10 +39,11 @@ use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
 use turnkeeper_prevent::rules::common::remove_thinking;
 use turnkeeper_prevent::{
     Change, Finding, Fixer, MissingThinking, Mode, Options, PreventError, RequestChange, RuleId,
-    Severity, Sink, context, repair,
+    Severity, Sink, ToolIdForm, context, repair,
 };
 
-use crate::diagnosis::{Diagnosis, Location};
+use crate::diagnosis::{Diagnosis, ErrorKind, Location};
+use crate::normalize::Normalized;
 use crate::plan::{Action, Attempts, DROP_BLOCK_BETA, plan};
 
 /// The rule id on changes `recover` makes itself (prevent's own rules report their ids).
@@ -303,7 +304,15 @@ fn apply(
         Action::Repair { rules, location } => {
             let t = read(request, FormatHint::Auto)?;
             note_location(&t, location, report);
-            let r = repair(&t, opts)?;
+            let mut o = opts.clone();
+            if d.kind == ErrorKind::ToolUseIdFormat {
+                o.policy.tool_ids = tool_id_form(d);
+                report.notes.push(format!(
+                    "tool ids are rewritten to the form the provider named: {:?}",
+                    o.policy.tool_ids
+                ));
+            }
+            let r = repair(&t, &o)?;
             if r.report.is_empty() {
                 return Ok(Applied::Skip(format!(
                     "prevent's repair found nothing to change (rules {} diagnosed at {location})",
@@ -466,6 +475,28 @@ fn note_location(t: &Transcript<'_>, location: &Location, report: &mut RecoverRe
             t.messages.len()
         ));
     }
+}
+
+/// The id form a tool-id format error asks for: Mistral's "a-z, A-Z, 0-9, with a length of 9"
+/// (MS-01), OpenAI's "maximum length 40" (OC-06, any stated cap), else Anthropic's pattern
+/// (AN-12).
+pub(crate) fn tool_id_form(d: &Diagnosis) -> ToolIdForm {
+    let msg = Normalized::new(&d.message).lower;
+    if msg.contains("lengthof9") || msg.contains("mustbea-z,a-z,0-9") {
+        return ToolIdForm::Alnum9;
+    }
+    if let Some(p) = msg.find("maximumlength") {
+        let digits: String = msg[p + "maximumlength".len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(n) = digits.parse::<usize>()
+            && n > 0
+        {
+            return ToolIdForm::MaxLen(n);
+        }
+    }
+    ToolIdForm::Anthropic
 }
 
 fn model_name(model: &str) -> String {

@@ -1,61 +1,188 @@
-//! Data-driven accuracy over `corpus/errors/*.jsonl`: every real error must classify as labelled.
+//! Data-driven accuracy over `corpus/errors/*.jsonl`, reported apart for the development part
+//! (rules are tuned on it) and the held-out part (never looked at while tuning), per kind.
 //!
-//! Prints accuracy per kind; asserts at least 98% overall and no kind below 90%.
+//! The thresholds below are the contract; every miss is listed in the output
+//! (`cargo test -p turnkeeper-recover --test corpus -- --nocapture`, which `cargo xtask verify`
+//! runs and echoes).
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use common::{Item, Split, Tally, pct};
 use turnkeeper_recover::{ErrorKind, classify};
+
+/// Overall held-out accuracy must reach this (percent).
+const HELD_OUT_OVERALL_MIN: f64 = 95.0;
+/// Every kind with at least [`MIN_ITEMS_FOR_KIND_THRESHOLD`] held-out items must reach this.
+const HELD_OUT_PER_KIND_MIN: f64 = 85.0;
+/// Overall development accuracy must reach this (percent).
+const DEVELOPMENT_OVERALL_MIN: f64 = 95.0;
+/// Kinds with fewer held-out items than this are reported but not held to the per-kind floor.
+const MIN_ITEMS_FOR_KIND_THRESHOLD: usize = 8;
+
+fn tallies(items: &[Item]) -> BTreeMap<Split, Tally> {
+    let mut out: BTreeMap<Split, Tally> = BTreeMap::new();
+    for item in items {
+        let d = classify(item.status, &item.body);
+        out.entry(item.split()).or_default().add(item, d.kind);
+    }
+    out
+}
+
+fn print_table(tallies: &BTreeMap<Split, Tally>) {
+    let empty = Tally::default();
+    let dev = tallies.get(&Split::Development).unwrap_or(&empty);
+    let held = tallies.get(&Split::HeldOut).unwrap_or(&empty);
+    let kinds: BTreeSet<ErrorKind> = dev
+        .per_kind
+        .keys()
+        .chain(held.per_kind.keys())
+        .copied()
+        .collect();
+    println!(
+        "{:<28} {:>13} {:>8} {:>13} {:>8}",
+        "kind", "development", "acc", "held-out", "acc"
+    );
+    let cell = |t: &Tally, k: ErrorKind| t.per_kind.get(&k).copied().unwrap_or((0, 0));
+    for k in kinds {
+        let (dh, dn) = cell(dev, k);
+        let (hh, hn) = cell(held, k);
+        println!(
+            "{:<28} {:>13} {:>7.1}% {:>13} {:>7.1}%",
+            k.as_str(),
+            format!("{dh}/{dn}"),
+            pct(dh, dn),
+            format!("{hh}/{hn}"),
+            pct(hh, hn)
+        );
+    }
+    let (dh, dn) = dev.overall();
+    let (hh, hn) = held.overall();
+    println!(
+        "{:<28} {:>13} {:>7.1}% {:>13} {:>7.1}%",
+        "overall",
+        format!("{dh}/{dn}"),
+        pct(dh, dn),
+        format!("{hh}/{hn}"),
+        pct(hh, hn)
+    );
+    for (split, t) in [(Split::HeldOut, held), (Split::Development, dev)] {
+        for m in &t.misses {
+            println!("miss [{}] {m}", split.label());
+        }
+    }
+}
 
 #[test]
 fn corpus_accuracy() {
     let items = common::corpus();
-    assert!(items.len() >= 150, "corpus has only {} items", items.len());
-    let mut per_kind: BTreeMap<ErrorKind, (usize, usize)> = BTreeMap::new();
-    let mut misses = Vec::new();
-    for item in &items {
+    let threads: HashSet<String> = items.iter().map(Item::thread).collect();
+    println!(
+        "corpus: {} items from {} threads ({} held out)",
+        items.len(),
+        threads.len(),
+        items.iter().filter(|i| i.split() == Split::HeldOut).count()
+    );
+    let t = tallies(&items);
+    print_table(&t);
+
+    let empty = Tally::default();
+    let held = t.get(&Split::HeldOut).unwrap_or(&empty);
+    let dev = t.get(&Split::Development).unwrap_or(&empty);
+    let (hh, hn) = held.overall();
+    assert!(
+        pct(hh, hn) >= HELD_OUT_OVERALL_MIN,
+        "held-out accuracy {:.1}% < {HELD_OUT_OVERALL_MIN}%",
+        pct(hh, hn)
+    );
+    for (kind, (h, n)) in &held.per_kind {
+        if *n >= MIN_ITEMS_FOR_KIND_THRESHOLD {
+            assert!(
+                pct(*h, *n) >= HELD_OUT_PER_KIND_MIN,
+                "held-out {kind}: {:.1}% < {HELD_OUT_PER_KIND_MIN}%",
+                pct(*h, *n)
+            );
+        }
+    }
+    let (dh, dn) = dev.overall();
+    assert!(
+        pct(dh, dn) >= DEVELOPMENT_OVERALL_MIN,
+        "development accuracy {:.1}% < {DEVELOPMENT_OVERALL_MIN}%",
+        pct(dh, dn)
+    );
+}
+
+#[test]
+fn no_hard_error_is_classified_retryable() {
+    // A hard error (any kind that sending the same bytes again cannot fix) must never be called
+    // retryable, in either part of the corpus, whatever its status: an agent would retry it until
+    // it gives up.
+    let mut wrong = Vec::new();
+    for item in common::corpus() {
+        if item.kind.is_retryable() {
+            continue;
+        }
         let d = classify(item.status, &item.body);
-        let entry = per_kind.entry(item.kind).or_default();
-        entry.1 += 1;
-        if d.kind == item.kind {
-            entry.0 += 1;
-        } else {
-            misses.push(format!(
-                "{}: expected {}, got {}",
-                item.id, item.kind, d.kind
+        if d.retryable {
+            wrong.push(format!(
+                "{} ({}): {} called {}",
+                item.id, item.source, item.kind, d.kind
             ));
         }
     }
-    let total: usize = per_kind.values().map(|(_, n)| n).sum();
-    let hits: usize = per_kind.values().map(|(h, _)| h).sum();
-    println!("{:<30} {:>5} {:>5} {:>8}", "kind", "ok", "n", "acc");
-    for (kind, (h, n)) in &per_kind {
-        println!(
-            "{:<30} {h:>5} {n:>5} {:>7.1}%",
-            kind.as_str(),
-            100.0 * *h as f64 / *n as f64
-        );
-    }
-    let overall = 100.0 * hits as f64 / total as f64;
-    println!("{:<30} {hits:>5} {total:>5} {overall:>7.1}%", "overall");
-    for m in &misses {
-        println!("miss {m}");
-    }
-    assert!(overall >= 98.0, "overall accuracy {overall:.1}% < 98%");
-    for (kind, (h, n)) in &per_kind {
-        let acc = 100.0 * *h as f64 / *n as f64;
-        assert!(acc >= 90.0, "{kind}: accuracy {acc:.1}% < 90%");
-    }
+    assert!(
+        wrong.is_empty(),
+        "hard errors called retryable:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
 fn corpus_items_are_well_formed() {
     let items = common::corpus();
-    let mut ids = std::collections::HashSet::new();
+    assert!(items.len() >= 400, "corpus has only {} items", items.len());
+    let mut ids = HashSet::new();
+    let mut bodies = HashSet::new();
+    let mut threads = HashSet::new();
     for item in &items {
         assert!(ids.insert(item.id.clone()), "duplicate id {}", item.id);
-        assert!(!item.source.is_empty(), "{} has no source", item.id);
         assert!(!item.body.trim().is_empty(), "{} has no body", item.id);
+        let thread = item.thread();
+        // The same text pasted in two threads is two observations; twice from one thread is one.
+        assert!(
+            bodies.insert((thread.clone(), item.body.clone())),
+            "duplicate body in {} ({thread})",
+            item.id
+        );
+        let ok = thread
+            .split_once('#')
+            .is_some_and(|(repo, n)| repo.contains('/') && !n.is_empty());
+        assert!(ok, "{}: source {:?} names no thread", item.id, item.source);
+        threads.insert(thread);
     }
+    assert!(
+        threads.len() >= 120,
+        "only {} source threads",
+        threads.len()
+    );
+}
+
+#[test]
+fn the_split_is_by_thread_and_about_a_third() {
+    let items = common::corpus();
+    let mut by_thread: BTreeMap<String, Split> = BTreeMap::new();
+    for item in &items {
+        let s = item.split();
+        let prev = by_thread.insert(item.thread(), s);
+        assert!(prev.is_none_or(|p| p == s), "{} split apart", item.thread());
+    }
+    // The same thread written as a URL and as `owner/repo#N` is one thread.
+    assert_eq!(
+        common::thread_key("https://github.com/Anthropics/claude-code/issues/5989#issuecomment-1"),
+        common::thread_key("anthropics/claude-code#5989")
+    );
+    let held = by_thread.values().filter(|s| **s == Split::HeldOut).count();
+    let share = held as f64 / by_thread.len() as f64;
+    assert!((0.25..=0.42).contains(&share), "held-out share {share:.2}");
 }

@@ -96,6 +96,11 @@ proptest! {
         for w in &wraps {
             text = apply(&text, w);
         }
+        // Wrapping must not lose a right verdict (accuracy itself is corpus.rs's business). The
+        // generated envelopes state a status of their own (400), which may rightly overrule a
+        // verdict that rests on a status alone, so those items are left out.
+        prop_assume!(classify(item.status, &item.body).kind == item.kind);
+        prop_assume!(classify(None, &without_statuses(&item.body)).kind == item.kind);
         let d = classify(item.status, &text);
         prop_assert_eq!(d.kind, item.kind, "{} wrapped by {:?}:\n{}", item.id, wraps, text);
     }
@@ -119,6 +124,28 @@ proptest! {
             attempts.record(&d, a);
         }
     }
+}
+
+/// The text with every three-digit number in the HTTP status range masked.
+fn without_statuses(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut digits = String::new();
+    let flush = |digits: &mut String, out: &mut String| {
+        let is_status =
+            digits.len() == 3 && digits.parse::<u16>().is_ok_and(|v| (100..600).contains(&v));
+        out.push_str(if is_status { "nnn" } else { digits });
+        digits.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            flush(&mut digits, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut digits, &mut out);
+    out
 }
 
 fn corpus() -> &'static [common::Item] {

@@ -1,5 +1,6 @@
-//! Shared test helpers: the real-error corpus.
+//! Shared test helpers: the real-error corpus and its development / held-out split.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -10,8 +11,7 @@ use turnkeeper_recover::ErrorKind;
 pub struct Item {
     /// Unique slug.
     pub id: String,
-    /// Where it was seen.
-    #[allow(dead_code)]
+    /// Where it was seen: `owner/repo#N` or the GitHub URL of the thread.
     pub source: String,
     /// HTTP status as reported.
     pub status: Option<u16>,
@@ -23,6 +23,78 @@ pub struct Item {
     /// The expected kind.
     #[allow(dead_code)]
     pub kind: ErrorKind,
+}
+
+/// Which part of the corpus an item belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[allow(dead_code)]
+pub enum Split {
+    /// Rules may be written and tuned against these items.
+    Development,
+    /// Never looked at while tuning: the figure that measures generalisation.
+    HeldOut,
+}
+
+impl Split {
+    /// A short label for reports.
+    #[allow(dead_code)]
+    pub fn label(self) -> &'static str {
+        match self {
+            Split::Development => "development",
+            Split::HeldOut => "held-out",
+        }
+    }
+}
+
+/// The fixed seed of the split. Changing it reshuffles which threads are held out, which
+/// invalidates every held-out figure measured before: do not change it.
+pub const SPLIT_SEED: u64 = 0x7475_726e_6b65_6570; // "turnkeep"
+
+/// One thread in this many is held out (about a third).
+pub const HELD_OUT_ONE_IN: u64 = 3;
+
+impl Item {
+    /// The source thread, normalised to `owner/repo#N` (lowercase), so that a URL and the short
+    /// form of the same thread land in the same part.
+    pub fn thread(&self) -> String {
+        thread_key(&self.source)
+    }
+
+    /// The part of the split this item belongs to: every item of a thread goes the same way.
+    #[allow(dead_code)]
+    pub fn split(&self) -> Split {
+        split_of(&self.thread())
+    }
+}
+
+/// `owner/repo#N` from `owner/repo#N` or `https://github.com/owner/repo/(issues|pull)/N[...]`.
+pub fn thread_key(source: &str) -> String {
+    let s = source.trim();
+    let s = s.strip_prefix("https://github.com/").unwrap_or(s);
+    let mut parts = s.splitn(4, '/');
+    let key = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(owner), Some(repo), Some("issues" | "pull"), Some(rest)) => {
+            let number: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            format!("{owner}/{repo}#{number}")
+        }
+        _ => s.to_owned(),
+    };
+    key.to_ascii_lowercase()
+}
+
+/// FNV-1a over the seed's bytes and then the thread key; held out when the hash falls in one
+/// residue class modulo [`HELD_OUT_ONE_IN`].
+pub fn split_of(thread: &str) -> Split {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in SPLIT_SEED.to_le_bytes().iter().chain(thread.as_bytes()) {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    if h.is_multiple_of(HELD_OUT_ONE_IN) {
+        Split::HeldOut
+    } else {
+        Split::Development
+    }
 }
 
 /// Every item of every `corpus/errors/*.jsonl` file.
@@ -47,4 +119,48 @@ pub fn corpus() -> Vec<Item> {
         }
     }
     items
+}
+
+/// Hits and totals per kind, for one part of the split.
+#[derive(Debug, Default)]
+#[allow(dead_code)]
+pub struct Tally {
+    /// `(hits, total)` per expected kind.
+    pub per_kind: BTreeMap<ErrorKind, (usize, usize)>,
+    /// `id: expected → got` for every miss.
+    pub misses: Vec<String>,
+}
+
+#[allow(dead_code)]
+impl Tally {
+    /// Record one item and what it was classified as.
+    pub fn add(&mut self, item: &Item, got: ErrorKind) {
+        let e = self.per_kind.entry(item.kind).or_default();
+        e.1 += 1;
+        if got == item.kind {
+            e.0 += 1;
+        } else {
+            self.misses.push(format!(
+                "{} ({}): expected {}, got {got}",
+                item.id, item.source, item.kind
+            ));
+        }
+    }
+
+    /// `(hits, total)` over every kind.
+    pub fn overall(&self) -> (usize, usize) {
+        self.per_kind
+            .values()
+            .fold((0, 0), |(h, n), (a, b)| (h + a, n + b))
+    }
+}
+
+/// Percentage, 100 when there is nothing to count.
+#[allow(dead_code)]
+pub fn pct(hits: usize, total: usize) -> f64 {
+    if total == 0 {
+        100.0
+    } else {
+        100.0 * hits as f64 / total as f64
+    }
 }
