@@ -7,11 +7,18 @@
 //! for the empty id). Invalid ids often come from other providers, such as Kimi's
 //! `functions.Bash:0`.
 //!
-//! **Repair.** Invalid ids are rewritten deterministically (every other character becomes `_`,
-//! with a hash suffix on collision), the same way on the call and on its results.
+//! Other targets name other forms (api-rules-2026-11 MS-01: Mistral's exactly 9 characters from
+//! `[a-zA-Z0-9]`; OC-06: OpenAI Chat Completions' 40-character cap); the policy's
+//! [`ToolIdForm`] says which one applies (recover sets it from the provider's error).
+//!
+//! **Repair.** Ids that do not fit are rewritten deterministically (for Anthropic's pattern every
+//! other character becomes `_`, with a hash suffix on collision; for the other forms a hash in
+//! the form's alphabet and length), the same way on the call and on its results.
 //!
 //! **Why it is safe.** Ids from other providers carry no Anthropic signature, and Anthropic ids
-//! already match, so a turn the API produced is never rewritten.
+//! already match, so a turn the API produced is never rewritten; a call inside a signed turn
+//! (signed thinking or redacted thinking beside it) keeps its id, and so do its results: the
+//! finding stays, unrepaired.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,6 +31,7 @@ use crate::ctx::Ctx;
 use crate::finding::Severity;
 use crate::fix::Fixer;
 use crate::id::RuleId;
+use crate::policy::ToolIdForm;
 
 /// True for a valid Anthropic client tool id (`^[a-zA-Z0-9_-]+$`, api-rules.md AN-12).
 pub fn valid_tool_id(id: &str) -> bool {
@@ -54,13 +62,85 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
     format!("{base}_{suffix}")
 }
 
-/// Rewrites invalid tool ids on calls and results alike.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+/// Whether `id` has the form `form` requires.
+pub fn tool_id_fits(form: ToolIdForm, id: &str) -> bool {
+    match form {
+        ToolIdForm::Alnum9 => id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric()),
+        ToolIdForm::MaxLen(n) => valid_tool_id(id) && id.len() <= n,
+        _ => valid_tool_id(id),
+    }
+}
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// `len` base-62 characters drawn from SHA-256 of `id` and a round number.
+fn hashed(id: &str, round: u32, len: usize) -> String {
+    let mut h = Sha256::new();
+    h.update(id.as_bytes());
+    h.update(round.to_le_bytes());
+    let digest = h.finalize();
+    digest
+        .iter()
+        .take(len)
+        .map(|b| char::from(BASE62[usize::from(*b) % BASE62.len()]))
+        .collect()
+}
+
+/// The id `id` becomes under `form`: deterministic (the same id always maps to the same new id
+/// within one request), distinct from every id already `taken`.
+fn map_id(form: ToolIdForm, id: &str, taken: &HashSet<String>) -> String {
+    match form {
+        ToolIdForm::Alnum9 => (0..)
+            .map(|round| hashed(id, round, 9))
+            .find(|c| !taken.contains(c))
+            .unwrap_or_default(),
+        ToolIdForm::MaxLen(n) => {
+            let s = sanitize(id, taken);
+            if s.len() <= n && !taken.contains(&s) {
+                return s;
+            }
+            // Keep a readable head, make the tail unique: head + '_' + 8 hash characters.
+            let keep = n.saturating_sub(9);
+            let head: String = s.chars().take(keep).collect();
+            (0..)
+                .map(|round| {
+                    let tail = hashed(id, round, 8.min(n));
+                    if keep == 0 {
+                        tail
+                    } else {
+                        format!("{head}_{tail}")
+                    }
+                })
+                .find(|c| !taken.contains(c))
+                .unwrap_or_default()
+        }
+        _ => sanitize(id, taken),
+    }
+}
+
+/// Whether message `i` is a signed turn: it holds redacted thinking or a thinking block with a
+/// signature. Nothing inside such a turn is rewritten (prefix binding, AN-25).
+fn signed_turn(f: &Fixer<'_, '_, '_>, i: usize) -> bool {
+    f.summary(i).kinds.intersects(Kinds::THINKING)
+        && f.blocks(i).any(|b| match b.kind() {
+            BlockKind::RedactedThinking => true,
+            BlockKind::Thinking => b.signature().is_some_and(|s| !s.is_empty()),
+            _ => false,
+        })
+}
+
+/// Rewrites tool ids that do not fit the target's form, on calls and results alike.
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+    let form = ctx.policy.tool_ids;
     // The common case, every id valid, costs one pass and no allocation.
     let all_valid = (0..f.len()).all(|i| {
         !f.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
             || f.blocks(i).all(|b| match b.kind() {
-                BlockKind::ToolCall | BlockKind::ToolResult => b.block.tool_id_valid(b.src),
+                BlockKind::ToolCall | BlockKind::ToolResult if form == ToolIdForm::Anthropic => {
+                    b.block.tool_id_valid(b.src)
+                }
+                BlockKind::ToolCall => b.id().is_some_and(|id| tool_id_fits(form, &id)),
+                BlockKind::ToolResult => b.tool_use_id().is_some_and(|id| tool_id_fits(form, &id)),
                 _ => true,
             })
     });
@@ -69,7 +149,9 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
     }
     let mut bad: Vec<(usize, usize, String, &'static str)> = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
+    let mut frozen: HashSet<String> = HashSet::new();
     for i in 0..f.len() {
+        let signed = f.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS) && signed_turn(f, i);
         for (j, b) in f.blocks(i).enumerate() {
             let (field, id) = match b.kind() {
                 BlockKind::ToolCall => ("id", b.id()),
@@ -77,7 +159,10 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                 _ => continue,
             };
             let id = id.map(|x| x.into_owned()).unwrap_or_default();
-            if valid_tool_id(&id) {
+            if signed && field == "id" {
+                frozen.insert(id.clone());
+            }
+            if tool_id_fits(form, &id) {
                 taken.insert(id);
             } else {
                 bad.push((i, j, id, field));
@@ -87,12 +172,30 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
     if bad.is_empty() {
         return;
     }
+    let rule_text = match form {
+        ToolIdForm::Alnum9 => "exactly 9 characters from [a-zA-Z0-9]".to_owned(),
+        ToolIdForm::MaxLen(n) => format!("'^[a-zA-Z0-9_-]+$' and at most {n} characters"),
+        _ => "'^[a-zA-Z0-9_-]+$'".to_owned(),
+    };
     let mut map: HashMap<String, String> = HashMap::new();
     for (i, j, id, field) in bad {
+        if frozen.contains(&id) {
+            f.find(
+                RuleId::An12,
+                Severity::Error,
+                i,
+                Some(j),
+                format!(
+                    "`{field}` {id:?} does not match {rule_text}, but its call is in a signed turn"
+                ),
+                None,
+            );
+            continue;
+        }
         let new = map
             .entry(id.clone())
             .or_insert_with(|| {
-                let n = sanitize(&id, &taken);
+                let n = map_id(form, &id, &taken);
                 taken.insert(n.clone());
                 n
             })
@@ -102,7 +205,7 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             Severity::Error,
             i,
             Some(j),
-            format!("`{field}` {id:?} does not match '^[a-zA-Z0-9_-]+$'"),
+            format!("`{field}` {id:?} does not match {rule_text}"),
             Some("rewrite the id on the call and its results"),
         );
         let mut v = String::new();
@@ -125,7 +228,50 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
+    use super::{map_id, tool_id_fits};
+    use crate::policy::ToolIdForm;
     use crate::rules::common::testing::{Expect, body, check_case};
+
+    #[test]
+    fn ids_map_deterministically_to_each_form() {
+        let taken = HashSet::new();
+        for (form, id) in [
+            (ToolIdForm::Alnum9, "call_49c89af0"),
+            (ToolIdForm::Alnum9, "toolu_01825dXWLSoJwCst1qTsiWdb"),
+            (
+                ToolIdForm::MaxLen(40),
+                "ws_689e2d4880a0819d98acca37694989b00b15d90494fc6b87",
+            ),
+            (ToolIdForm::MaxLen(40), "functions.Bash:0"),
+            (ToolIdForm::Anthropic, "functions.Bash:0"),
+        ] {
+            let a = map_id(form, id, &taken);
+            assert!(tool_id_fits(form, &a), "{form:?} {id} -> {a}");
+            assert_eq!(
+                a,
+                map_id(form, id, &taken),
+                "{form:?} {id}: not deterministic"
+            );
+        }
+        // A collision takes the next round, still of the form.
+        let first = map_id(ToolIdForm::Alnum9, "x", &taken);
+        let taken: HashSet<String> = [first.clone()].into();
+        let second = map_id(ToolIdForm::Alnum9, "x", &taken);
+        assert_ne!(first, second);
+        assert!(tool_id_fits(ToolIdForm::Alnum9, &second));
+        // A 40-character cap keeps a readable head.
+        let capped = map_id(
+            ToolIdForm::MaxLen(40),
+            "ws_689e2d4880a0819d98acca37694989b00b15d90494fc6b87",
+            &HashSet::new(),
+        );
+        assert!(
+            capped.starts_with("ws_689e2d") && capped.len() == 40,
+            "{capped}"
+        );
+    }
 
     #[test]
     fn a_kimi_id_is_rewritten_on_both_sides() {
