@@ -300,3 +300,73 @@ fn a_repair_killed_at_any_write_step_loses_nothing() {
         "only {crashed} runs were killed: the hook is not reached"
     );
 }
+
+/// Without `../shared`: the synthetic session of `corpus/claude_code` (stopped mid-tool, parallel
+/// results on sibling branches) is read as a resume replays it, repaired, and undone.
+#[test]
+fn a_session_stopped_mid_tool_gets_claude_codes_interrupt_lines() {
+    let src = common::root().join("corpus/claude_code/5f0c2a1e-7b3d-4c8e-9a1f-2b3c4d5e6f70.jsonl");
+    let original = std::fs::read_to_string(&src).expect("read");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let project = tmp.path().join("projects/-home-dev-app");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("5f0c2a1e-7b3d-4c8e-9a1f-2b3c4d5e6f70.jsonl");
+    std::fs::write(&file, &original).expect("write");
+    let projects = tmp.path().join("projects");
+    let o = turnkeeper(
+        &["claude-code", "check", "--json", "--projects", s(&projects)],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let f = &v["findings"];
+    assert_eq!(f.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(f[0]["rule"], "AN-08");
+    assert_eq!(f[0]["line"], 10);
+    assert_eq!(f[0]["uuid"], "00000000-0000-4000-8000-000000000010");
+    // Both parallel results are found (a naive parent walk keeps one and reports the other).
+    let o = turnkeeper(
+        &[
+            "claude-code",
+            "repair",
+            "--force",
+            "--session",
+            "5f0c2a1e-7b3d-4c8e-9a1f-2b3c4d5e6f70",
+            "--projects",
+            s(&projects),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let repaired = std::fs::read_to_string(&file).expect("read");
+    assert!(
+        repaired.starts_with(&original),
+        "the repair only appends here"
+    );
+    let added: Vec<&str> = repaired[original.len()..].lines().collect();
+    assert_eq!(added.len(), 2);
+    assert!(
+        added[0].contains("\"is_error\":true")
+            && added[0].contains("toolu_01Synthetic0000000000004")
+    );
+    assert!(added[1].contains("[Request interrupted by user for tool use]"));
+    let o = turnkeeper(&["claude-code", "check", "--file", s(&file)], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = turnkeeper(&["claude-code", "undo", "--file", s(&file)], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), original);
+    // A hostile session id is refused before it becomes a path.
+    let o = turnkeeper(
+        &[
+            "claude-code",
+            "check",
+            "--session",
+            "../../etc/passwd",
+            "--projects",
+            s(&projects),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unsafe"), "{}", stderr(&o));
+}

@@ -80,6 +80,7 @@ pub const CORPUS_DIRS: &[&str] = &[
     "corpus/gemini",
     "corpus/damaged",
     "corpus/opencode",
+    "corpus/claude_code",
     "corpus/errors",
     "corpus/regressions",
     "corpus/fuzz",

@@ -313,3 +313,71 @@ fn tree_matches_export(c: &Conversation, from_export: &Session) {
         }
     }
 }
+
+/// Target `claude_code_jsonl`: any bytes as a Claude Code session file. Reading, rebuilding the
+/// conversation and writing its request never panic; the request is JSON; a repair plan, when
+/// there is one, reads back as a session, and a second plan of its text changes nothing of the
+/// file's structure (the repair is stable); every thinking block of the input is still in the
+/// repaired text, or the removal of its line was reported.
+pub fn claude_code_jsonl(data: &[u8]) {
+    use turnkeeper_model::claude_code::{Content, Session};
+    use turnkeeper_prevent::RuleId;
+    use turnkeeper_prevent::claude_code::plan;
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(s) = Session::parse(text.to_owned(), "fuzz") else {
+        return;
+    };
+    let c = s.rebuild();
+    let r = s.to_request(&c, Some("claude-sonnet-4-5"), None);
+    if serde_json::from_str::<serde::de::IgnoredAny>(&r.body).is_err() {
+        fail("the rebuilt request is not JSON", text);
+    }
+    let Ok(p) = plan(&s, &Options::default()) else {
+        return;
+    };
+    let thinking = |s: &Session| -> Vec<(Option<String>, String)> {
+        s.lines
+            .iter()
+            .filter_map(|l| match l.message.as_ref().map(|m| &m.content) {
+                Some(Content::Blocks(b)) => Some((l.uuid.clone(), b.clone())),
+                _ => None,
+            })
+            .flat_map(|(u, bs)| {
+                bs.into_iter()
+                    .filter(|b| b.contains("\"thinking\""))
+                    .map(move |b| (u.clone(), b))
+            })
+            .collect()
+    };
+    if p.is_empty() {
+        return;
+    }
+    let Ok(after) = Session::parse(p.text.clone(), "fuzz repaired") else {
+        // Everything was removed (a file of nothing but damage): nothing left to read.
+        return;
+    };
+    let kept = thinking(&after);
+    for (uuid, block) in thinking(&s) {
+        let still = kept.iter().any(|(_, b)| *b == block);
+        let reported = p
+            .changes
+            .iter()
+            .any(|ch| ch.action == "removed_line" && ch.uuid.is_some() && ch.uuid == uuid);
+        if !still && !reported {
+            fail(
+                format!("thinking block of line {uuid:?} changed silently"),
+                text,
+            );
+        }
+    }
+    if let Ok(again) = plan(&after, &Options::default())
+        && let Some(ch) = again
+            .changes
+            .iter()
+            .find(|ch| ch.rule == RuleId::Store && ch.action != "reparented_line")
+    {
+        fail(format!("the repaired text still needs {ch:?}"), text);
+    }
+}

@@ -13,6 +13,7 @@ const BODIES: &[(&str, Body)] = &[
     ("repair_invariants", fuzz::repair_invariants),
     ("classify", fuzz::classify),
     ("opencode_storage", fuzz::opencode_storage),
+    ("claude_code_jsonl", fuzz::claude_code_jsonl),
 ];
 
 fn run_caught(name: &str, body: Body, path: &Path, bytes: &[u8]) -> Option<String> {
