@@ -503,6 +503,12 @@ fn find_param(spaced_lower: &str) -> Option<String> {
             }
         }
     }
+    // `Request is missing x-opencode-session and cannot be routed`.
+    if let Some(p) = memmem::find(s, b"request is missing ")
+        && let Some(v) = read_param(s, p + b"request is missing ".len())
+    {
+        return Some(v);
+    }
     // `anthropic-version: header is required`.
     if let Some(p) = memmem::find(s, b": header is required") {
         let mut start = p;

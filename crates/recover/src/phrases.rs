@@ -305,6 +305,8 @@ pub(crate) const RULES: &[Row] = &[
         Some(C::Model),
     ),
     (K::RequestConfigInvalid, &["header is required"], None),
+    //    OpenCode Go's router: a required header is absent (`MissingSessionID`).
+    (K::RequestConfigInvalid, &["request is missing x-"], None),
     (K::RequestConfigInvalid, &["unknown parameter"], None),
     (K::RequestConfigInvalid, &["unsupported parameter"], None),
     // 4. AN-19 (anthropics/claude-code#10199), AN-20 (tailcallhq/forgecode#1853),

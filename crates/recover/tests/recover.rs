@@ -308,6 +308,7 @@ fn request_config_errors_name_the_parameter_to_change() {
             "anthropic-version",
         ),
         ("zed-31289-bedrock-model-identifier", "model"),
+        ("9router-3848-missing-session-json", "x-opencode-session"),
     ];
     for (id, what) in cases {
         let (d, r) = run(id, None, &req, &mut Attempts::new(), None);
