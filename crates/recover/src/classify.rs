@@ -503,6 +503,22 @@ fn find_param(spaced_lower: &str) -> Option<String> {
             }
         }
     }
+    // `Request is missing x-opencode-session and cannot be routed`.
+    if let Some(p) = memmem::find(s, b"request is missing ")
+        && let Some(v) = read_param(s, p + b"request is missing ".len())
+    {
+        return Some(v);
+    }
+    // `anthropic-version: header is required`.
+    if let Some(p) = memmem::find(s, b": header is required") {
+        let mut start = p;
+        while start > 0 && is_param_byte(s[start - 1]) {
+            start -= 1;
+        }
+        if let Some(v) = read_param(s, start).filter(|v| v.len() <= p - start) {
+            return Some(v);
+        }
+    }
     if let Some(p) = memmem::find(s, b": extra inputs are not permitted") {
         let end = p;
         let mut start = end;

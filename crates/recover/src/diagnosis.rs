@@ -241,6 +241,8 @@ pub enum ConfigField {
     ToolConfig,
     /// The system prompt holds something the provider forbids.
     SystemPrompt,
+    /// The model id is not one the provider (or this endpoint) knows.
+    Model,
 }
 
 impl ConfigField {
@@ -265,6 +267,7 @@ impl ConfigField {
             ConfigField::DeferLoading => "defer_loading",
             ConfigField::ToolConfig => "tool_config",
             ConfigField::SystemPrompt => "system_prompt",
+            ConfigField::Model => "model",
         }
     }
 }

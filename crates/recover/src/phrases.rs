@@ -299,6 +299,14 @@ pub(crate) const RULES: &[Row] = &[
     (K::RequestConfigInvalid, &["参数非法"], None),
     (K::RequestConfigInvalid, &["调用参数有误"], None),
     (K::RequestConfigInvalid, &["invalid chat setting"], None),
+    (
+        K::RequestConfigInvalid,
+        &["model identifier is invalid"],
+        Some(C::Model),
+    ),
+    (K::RequestConfigInvalid, &["header is required"], None),
+    //    OpenCode Go's router: a required header is absent (`MissingSessionID`).
+    (K::RequestConfigInvalid, &["request is missing x-"], None),
     (K::RequestConfigInvalid, &["unknown parameter"], None),
     (K::RequestConfigInvalid, &["unsupported parameter"], None),
     // 4. AN-19 (anthropics/claude-code#10199), AN-20 (tailcallhq/forgecode#1853),
@@ -423,6 +431,12 @@ pub(crate) const RULES: &[Row] = &[
             "tool role",
             "no previous assistant message with a tool call",
         ],
+        None,
+    ),
+    //    Letta's streaming check: the results answer other calls than the last assistant made.
+    (
+        K::ToolUseIdMismatch,
+        &["invalid tool call ids", "but received"],
         None,
     ),
     //    AN-08 (Kilo-Org/kilocode#5163), OC-01 (aliasrobotics/cai#111), GM-10

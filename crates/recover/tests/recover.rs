@@ -315,6 +315,12 @@ fn request_config_errors_name_the_parameter_to_change() {
         ("pentagi-196-bedrock-toolconfig", "tool_config"),
         ("lobehub-1398-glm-max-tokens", "max_tokens"),
         ("cliproxy-1871-codex-defer-loading-json", "defer_loading"),
+        (
+            "chatarena-124-anthropic-version-header",
+            "anthropic-version",
+        ),
+        ("zed-31289-bedrock-model-identifier", "model"),
+        ("9router-3848-missing-session-json", "x-opencode-session"),
     ];
     for (id, what) in cases {
         let (d, r) = run(id, None, &req, &mut Attempts::new(), None);
