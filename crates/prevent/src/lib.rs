@@ -119,15 +119,10 @@ fn pipeline<'t, 'a>(
     repair: bool,
 ) -> (Draft<'t, 'a>, Sink, Mode) {
     let mut ctx = context(t, opts);
-    let mut d = Draft::new(t);
-    let mut s = Sink::new();
-    if t.body == BodyKind::Response || t.format == Format::Opencode {
-        // A response is what the provider produced, not a request to validate. OpenCode storage
-        // is repaired part by part (the doctor), not through the wire rules.
-        return (d, s, ctx.mode);
-    }
-    {
-        let mut f = Fixer::new(&mut d, &mut s, repair);
+    let mut f = Fixer::new(Draft::new(t), repair);
+    // A response is what the provider produced, not a request to validate. OpenCode storage is
+    // repaired part by part (the doctor), not through the wire rules.
+    if t.body != BodyKind::Response && t.format != Format::Opencode {
         for rule in rules::RULES
             .iter()
             .filter(|r| r.formats.contains(&t.format))
@@ -135,6 +130,7 @@ fn pipeline<'t, 'a>(
             (rule.run)(&mut ctx, &mut f);
         }
     }
+    let (d, s) = f.finish();
     (d, s, ctx.mode)
 }
 

@@ -20,7 +20,7 @@ use crate::id::RuleId;
 use crate::rules::common::only_tool_results;
 
 /// Removes leading non-user messages.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if f.is_empty() || f.role(0) == Role::User {
         return;
     }

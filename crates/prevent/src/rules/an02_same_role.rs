@@ -20,7 +20,7 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Merges same-role neighbours where the target requires alternation.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let wanted = ctx
         .policy
         .merge_same_role

@@ -28,7 +28,7 @@ fn is_empty_message(d: &Draft<'_, '_>, i: usize) -> bool {
 }
 
 /// Removes empty messages.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut i = 0;
     while i < f.len() {
         let last = i + 1 == f.len();

@@ -12,13 +12,32 @@
 //!
 //! **Why it is safe.** Ids from other providers carry no Anthropic signature, and Anthropic ids
 //! already match, so a turn the API produced is never rewritten.
+//!
+//! ## AN-46: two tool_use blocks with the same id
+//!
+//! **The API.** `tool_use` ids must be unique: the API answers a request with two calls of the
+//! same id with `` `tool_use` ids must be unique `` (the text peers' test suites check for;
+//! LiteLLM's `anthropic_messages_pt` filters duplicate ids for this reason, peers.md). The
+//! number is turnkeeper's: api-rules.md and api-rules-2026-11.md (which ends at AN-45) give the
+//! rule no id.
+//!
+//! **Repair.** None: which result answers which call cannot be known, and removing or renaming a
+//! call in an assistant turn edits what the model produced (api-rules.md §5.2, AN-08 row).
+//! Reported, so the caller can fix the source of the duplicate.
+//!
+//! The check looks at the calls of each run of consecutive assistant messages that make calls
+//! (the API merges consecutive assistant messages), where duplicates come from: merged streams
+//! and replayed parallel calls; ids are compared as written. It shares AN-12's one pass over the
+//! tool ids, so a valid transcript pays for both once. Corpus:
+//! `corpus/damaged/an46_duplicate_tool_use_ids.json`; the valid counterpart is
+//! `corpus/anthropic/parallel_tool_calls.json` (parallel calls, distinct ids, accepted).
 
 use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::json::write_string;
-use turnkeeper_model::{BlockKind, Format, Kinds, NewBlock};
+use turnkeeper_model::{BlockKind, Draft, Format, Kinds, NewBlock};
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
@@ -54,16 +73,62 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
     format!("{base}_{suffix}")
 }
 
-/// Rewrites invalid tool ids on calls and results alike.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
-    // The common case, every id valid, costs one pass and no allocation.
-    let all_valid = (0..f.len()).all(|i| {
-        !f.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
-            || f.blocks(i).all(|b| match b.kind() {
-                BlockKind::ToolCall | BlockKind::ToolResult => b.block.tool_id_valid(b.src),
-                _ => true,
-            })
-    });
+/// One pass over the client tool blocks: whether every id is valid (AN-12), and the calls whose
+/// id an earlier call of the same run of calling assistant messages has (AN-46), as (message,
+/// block, id).
+fn scan(d: &Draft<'_, '_>) -> (bool, Vec<(usize, usize, String)>) {
+    let mut all_valid = true;
+    let mut dups = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut last_calling: Option<usize> = None;
+    for i in 0..d.len() {
+        let kinds = d.summary(i).kinds;
+        if !kinds.intersects(Kinds::CLIENT_TOOLS) {
+            continue;
+        }
+        // A call in a user message is AN-06's; it counts here like any other.
+        let calls = kinds.contains(BlockKind::ToolCall);
+        if calls && last_calling.is_none_or(|k| k + 1 != i) {
+            seen.clear();
+        }
+        for (j, b) in d.blocks(i).enumerate() {
+            match b.kind() {
+                BlockKind::ToolCall => {
+                    all_valid &= b.block.tool_id_valid(b.src);
+                    if let (true, Some(id)) = (calls, b.block.id.map(|s| s.raw(b.src))) {
+                        if seen.contains(&id) {
+                            dups.push((i, j, id.to_owned()));
+                        } else {
+                            seen.push(id);
+                        }
+                    }
+                }
+                BlockKind::ToolResult => all_valid &= b.block.tool_id_valid(b.src),
+                _ => {}
+            }
+        }
+        if calls {
+            last_calling = Some(i);
+        }
+    }
+    (all_valid, dups)
+}
+
+/// Rewrites invalid tool ids on calls and results alike (AN-12); reports repeated call ids
+/// (AN-46).
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    // The common case, every id valid and none repeated, costs one pass and no allocation.
+    let (all_valid, dups) = scan(f.draft());
+    for (k, j, id) in dups {
+        f.find(
+            RuleId::An46,
+            Severity::Error,
+            k,
+            Some(j),
+            format!("a second `tool_use` with the id `{id}`: \"`tool_use` ids must be unique\""),
+            None,
+        );
+    }
     if all_valid {
         return;
     }
@@ -141,6 +206,40 @@ mod tests {
             Expect {
                 rules: &["AN-12", "AN-12"],
                 after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    fn calls(second: &str) -> String {
+        body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"a","input":{{}}}},{{"type":"tool_use","id":"{second}","name":"b","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}},{{"type":"tool_result","tool_use_id":"{second}","content":"y"}}]}}"#
+            ),
+        )
+    }
+
+    #[test]
+    fn a_repeated_id_is_reported_and_left() {
+        check_case(
+            &calls("toolu_1"),
+            Expect {
+                rules: &["AN-46"],
+                after: None,
+                left: &["AN-46"],
+            },
+        );
+    }
+
+    #[test]
+    fn distinct_ids_pass() {
+        check_case(
+            &calls("toolu_2"),
+            Expect {
+                rules: &[],
+                after: None,
                 left: &[],
             },
         );

@@ -44,7 +44,7 @@ fn describe(ladder: &[MissingThinking]) -> String {
 
 /// Finds an open loop without thinking up front, and applies the policy's first strategy that
 /// can apply.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.mode != Mode::Manual {
         return;
     }

@@ -25,7 +25,7 @@ use crate::profile::Mode;
 use crate::rules::common::{drop_thinking, first_kind, has_thinking, restore};
 
 /// Restores, or strips the thinking of, messages whose thinking is not first.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.mode != Mode::Manual {
         return;
     }

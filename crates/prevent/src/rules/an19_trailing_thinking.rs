@@ -24,7 +24,7 @@ use crate::id::RuleId;
 use crate::rules::common::{remove_trailing_thinking, trailing_thinking_ok};
 
 /// Finds and removes trailing thinking blocks.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if f.transcript().format != Format::Anthropic || trailing_thinking_ok(ctx) {
         return;
     }

@@ -23,7 +23,7 @@ use crate::profile::Mode;
 use crate::rules::common::{drop_thinking, has_thinking, is_pause_turn};
 
 /// Removes thinking from a final assistant message when thinking is off.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.mode != Mode::Off || !ctx.profile.prefill_ok {
         return;
     }

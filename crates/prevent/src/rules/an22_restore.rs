@@ -26,7 +26,7 @@ use crate::id::RuleId;
 use crate::rules::common::{first_kind, has_thinking, stored_original};
 
 /// Restores assistant turns whose thinking differs from the stored original.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let last_assistant = (0..f.len()).rev().find(|&i| f.role(i) == Role::Assistant);
     for i in 0..f.len() {
         if f.role(i) != Role::Assistant {

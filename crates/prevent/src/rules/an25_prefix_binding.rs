@@ -36,7 +36,7 @@ fn drop_block_param(ctx: &Ctx<'_>) -> String {
 }
 
 /// Strips (or has the API drop) thinking after the first edit of this pass.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if !ctx.profile.prefix_bound || ctx.drop_block {
         return;
     }

@@ -75,7 +75,7 @@ use crate::id::RuleId;
 use crate::profile::Mode;
 
 /// The thinking mode, budget, `max_tokens`, sampling and `tool_choice` checks.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let t = f.transcript();
     let m = &t.meta;
     let p = &ctx.profile;

@@ -27,7 +27,7 @@ use crate::profile::GeminiSignatures;
 pub const DUMMY_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// Sets the dummy signature on unsigned first calls of current-turn steps.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.profile.gemini_signatures != GeminiSignatures::Required {
         return;
     }

@@ -13,7 +13,7 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Reports contents with an unknown role.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     for i in 0..f.len() {
         if f.role(i) == Role::Other {
             f.find(

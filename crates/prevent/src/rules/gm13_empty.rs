@@ -17,7 +17,7 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Removes empty parts and contents with no parts.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut i = 0;
     while i < f.len() {
         let mut j = 0;

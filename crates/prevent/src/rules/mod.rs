@@ -35,7 +35,6 @@ pub mod an20_disabled_final_thinking;
 pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
-pub mod an46_unique_tool_ids;
 pub mod cfg_request_settings;
 pub mod gm01_thought_signatures;
 pub mod gm12_roles;
@@ -58,7 +57,7 @@ pub struct Rule {
     /// The formats it applies to; the pipeline skips it for others.
     pub formats: &'static [Format],
     /// The function.
-    pub run: fn(&mut Ctx<'_>, &mut Fixer<'_, '_, '_>),
+    pub run: fn(&mut Ctx<'_>, &mut Fixer<'_, '_>),
 }
 
 impl std::fmt::Debug for Rule {
@@ -158,15 +157,9 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         file: "an12_tool_ids",
-        ids: &[RuleId::An12],
+        ids: &[RuleId::An12, RuleId::An46],
         formats: ANTHROPIC,
         run: an12_tool_ids::run,
-    },
-    Rule {
-        file: "an46_unique_tool_ids",
-        ids: &[RuleId::An46],
-        formats: ANTHROPIC,
-        run: an46_unique_tool_ids::run,
     },
     Rule {
         file: "an18_thinking_first",
