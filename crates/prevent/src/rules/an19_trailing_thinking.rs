@@ -90,4 +90,24 @@ mod tests {
             },
         );
     }
+
+    #[test]
+    fn progress_update_thinking_on_the_5_5_models_passes_unchanged() {
+        let th = thinking("");
+        let input = body(
+            "claude-opus-5-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"tool_use","id":"toolu_1","name":"a","input":{{}}}},{th},{{"type":"tool_use","id":"toolu_2","name":"b","input":{{}}}},{th}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}},{{"type":"tool_result","tool_use_id":"toolu_2","content":"y"}}]}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
 }
