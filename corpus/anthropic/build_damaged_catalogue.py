@@ -279,3 +279,23 @@ valid("web_fetch_server_tool_replay",
               {"type": "text", "text": "It is the example domain."}]},
           U("Thanks.")]))
 print("2026-11 ok")
+
+# Compaction (api-rules-2026-11.md AN-34, AN-36).
+valid("compaction_threshold_ignores_what_is_before",
+      req("claude-opus-4-7", [U("Plan the release."),
+          {"role": "assistant", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "Step one: tag."}]},
+          U("Go on."),
+          {"role": "assistant", "content": [{"type": "compaction", "content": "Release plan so far: tag."},
+                                            {"type": "text", "text": "Step two: publish."}]},
+          U("And then?")], thinking={"type": "adaptive"},
+          context_management={"edits": [{"type": "compact_20260112"}]}))
+write("an10_compaction_cut_inside_open_tool_call",
+      req("claude-opus-4-7", [
+          {"role": "assistant", "content": [{"type": "compaction", "content": "The user asked for the file list; a listing was started.",
+                                             "encrypted_content": "EqQBCkYIBxgCKkDvZ9Q=="}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01Cut", "content": "a.txt"}]},
+          U("Which files?")], thinking={"type": "adaptive"}),
+      "claude-opus-4-7", "adaptive", ["AN-10"],
+      "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01Cut. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+      "On-demand compaction summarised a turn whose tool call was still open, and the kept tail starts with its result: a cut inside an open tool call, which the API refuses (compaction-keep-recent-turns page, api-rules-2026-11.md AN-36). The error text is the AN-10 one the orphan result gives.")
+print("compaction ok")

@@ -42,7 +42,7 @@ use std::borrow::Cow;
 
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
 use turnkeeper_model::{
-    BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
+    BlockKind, BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
 };
 
 pub use ctx::{BINDING_BETA, Ctx};
@@ -102,6 +102,7 @@ pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
     }
     let drop_block = t.meta.thinking.drop_block && betas.iter().any(|b| b == BINDING_BETA);
     Ctx {
+        horizon: compaction_horizon(t),
         mode: requested.unwrap_or(profile.default_mode),
         requested_mode: requested,
         profile,
@@ -110,6 +111,23 @@ pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
         betas,
         drop_block,
     }
+}
+
+/// The index of the last message holding a `compaction` block (Anthropic), else 0. Only messages
+/// holding a bookkeeping block (`BlockKind::Meta`, which `compaction` is) are looked into.
+fn compaction_horizon(t: &Transcript<'_>) -> usize {
+    if t.format != Format::Anthropic {
+        return 0;
+    }
+    (0..t.messages.len())
+        .rev()
+        .find(|&i| {
+            t.messages[i].summary.kinds.contains(BlockKind::Meta)
+                && t.blocks_of(i)
+                    .iter()
+                    .any(|b| b.type_name.is_some_and(|n| n.decode(t.src) == "compaction"))
+        })
+        .unwrap_or(0)
 }
 
 /// Runs the pipeline, finding only (`repair == false`) or also fixing.

@@ -24,8 +24,9 @@ use crate::id::RuleId;
 use crate::rules::common::only_tool_results;
 
 /// Removes leading non-user messages.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
-    if f.is_empty() || f.role(0) == Role::User {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    // Behind a compaction block the API reads from that block on (AN-34).
+    if ctx.horizon > 0 || f.is_empty() || f.role(0) == Role::User {
         return;
     }
     // On-demand compaction: its block goes first, as an assistant message (the documented

@@ -28,7 +28,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if !wanted {
         return;
     }
-    let mut i = 1;
+    let mut i = ctx.horizon + 1;
     while i < f.len() {
         if f.role(i) == f.role(i - 1) && matches!(f.role(i), Role::User | Role::Assistant) {
             f.find(

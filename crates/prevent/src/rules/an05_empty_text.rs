@@ -41,7 +41,7 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 
 /// Removes empty and whitespace-only text blocks.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
-    let mut i = 0;
+    let mut i = ctx.horizon;
     'messages: while i < f.len() {
         if !f.summary(i).kinds.contains(BlockKind::Text) {
             i += 1;

@@ -62,9 +62,9 @@ fn problem(b: &BlockRef<'_>, role: Role) -> Option<Problem> {
 }
 
 /// Finds undefined and missing fields and misplaced blocks, and repairs what can be.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut latest: Option<Option<usize>> = None;
-    for i in 0..f.len() {
+    for i in ctx.horizon..f.len() {
         let summary = f.summary(i);
         let calls = summary.kinds.contains(BlockKind::ToolCall);
         let results = summary.kinds.contains(BlockKind::ToolResult);

@@ -266,7 +266,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let format = f.transcript().format;
     let (r_missing, r_order, r_late, r_orphan) = ids(format);
     let mut pending = Vec::new();
-    let mut i = 0;
+    let mut i = ctx.horizon;
     while i < f.len() {
         match f.role(i) {
             Role::Assistant => {

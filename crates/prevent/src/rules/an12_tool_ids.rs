@@ -76,12 +76,12 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
 /// One pass over the client tool blocks: whether every id is valid (AN-12), and the calls whose
 /// id an earlier call of the same run of calling assistant messages has (AN-46), as (message,
 /// block, id).
-fn scan(d: &Draft<'_, '_>) -> (bool, Vec<(usize, usize, String)>) {
+fn scan(d: &Draft<'_, '_>, from: usize) -> (bool, Vec<(usize, usize, String)>) {
     let mut all_valid = true;
     let mut dups = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     let mut last_calling: Option<usize> = None;
-    for i in 0..d.len() {
+    for i in from..d.len() {
         let kinds = d.summary(i).kinds;
         if !kinds.intersects(Kinds::CLIENT_TOOLS) {
             continue;
@@ -116,9 +116,9 @@ fn scan(d: &Draft<'_, '_>) -> (bool, Vec<(usize, usize, String)>) {
 
 /// Rewrites invalid tool ids on calls and results alike (AN-12); reports repeated call ids
 /// (AN-46).
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     // The common case, every id valid and none repeated, costs one pass and no allocation.
-    let (all_valid, dups) = scan(f.draft());
+    let (all_valid, dups) = scan(f.draft(), ctx.horizon);
     for (k, j, id) in dups {
         f.find(
             RuleId::An46,
@@ -134,7 +134,7 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     }
     let mut bad: Vec<(usize, usize, String, &'static str)> = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
-    for i in 0..f.len() {
+    for i in ctx.horizon..f.len() {
         for (j, b) in f.blocks(i).enumerate() {
             let (field, id) = match b.kind() {
                 BlockKind::ToolCall => ("id", b.id()),

@@ -23,8 +23,8 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Removes server tool results whose call is not before them in the message.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
-    for i in 0..f.len() {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    for i in ctx.horizon..f.len() {
         if !f.summary(i).kinds.intersects(Kinds::SERVER_TOOLS) {
             continue;
         }

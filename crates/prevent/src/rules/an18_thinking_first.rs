@@ -30,7 +30,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         return;
     }
     // From the end, so a message that ends up empty and goes leaves earlier indices valid.
-    for i in (0..f.len()).rev() {
+    for i in (ctx.horizon..f.len()).rev() {
         if f.role(i) != Role::Assistant
             || !has_thinking(f, i)
             || first_kind(f, i).is_some_and(|k| k.is_thinking())

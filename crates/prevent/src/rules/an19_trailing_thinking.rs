@@ -28,7 +28,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if f.transcript().format != Format::Anthropic || trailing_thinking_ok(ctx) {
         return;
     }
-    let mut i = 0;
+    let mut i = ctx.horizon;
     while i < f.len() {
         if f.role(i) != Role::Assistant || !f.summary(i).kinds.contains(BlockKind::Thinking) {
             i += 1;

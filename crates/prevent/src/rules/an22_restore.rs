@@ -28,7 +28,7 @@ use crate::rules::common::{first_kind, has_thinking, stored_original};
 /// Restores assistant turns whose thinking differs from the stored original.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let last_assistant = (0..f.len()).rev().find(|&i| f.role(i) == Role::Assistant);
-    for i in 0..f.len() {
+    for i in ctx.horizon..f.len() {
         if f.role(i) != Role::Assistant {
             continue;
         }

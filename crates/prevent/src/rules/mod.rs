@@ -8,6 +8,10 @@
 //! share is in [`common`], and effects a repair has on other rules are found by those rules, in
 //! this pass or the next (`repair` runs the pipeline until a pass changes nothing).
 //!
+//! Rules look at the messages from [`Ctx::horizon`] on: behind a threshold `compaction` block the
+//! API ignores everything before it (api-rules-2026-11.md AN-34), so nothing there is reported or
+//! edited.
+//!
 //! Order is deliberate: restoring from the store comes first (it brings back what later rules
 //! would otherwise "repair"); then signatures and schema (whole-block removals); then structure
 //! (trailing thinking first, since removing it can leave a whitespace lead-in that is no longer
