@@ -299,3 +299,14 @@ write("an10_compaction_cut_inside_open_tool_call",
       "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01Cut. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
       "On-demand compaction summarised a turn whose tool call was still open, and the kept tail starts with its result: a cut inside an open tool call, which the API refuses (compaction-keep-recent-turns page, api-rules-2026-11.md AN-36). The error text is the AN-10 one the orphan result gives.")
 print("compaction ok")
+
+# New block types that must round-trip verbatim (api-rules-2026-11.md §1.5).
+valid("new_block_types_2026_11_round_trip",
+      req("claude-sonnet-5-5", [U("Plan the migration with the advisor."),
+          {"role": "assistant", "content": [
+              {"type": "mcp_tool_listing", "mcp_server_name": "docs", "tools": [{"name": "search", "description": "Search the docs."}]},
+              {"type": "server_tool_use", "id": "srvtoolu_01Adv", "name": "advisor", "input": {}},
+              {"type": "advisor_redacted_result", "tool_use_id": "srvtoolu_01Adv", "encrypted_content": "EqQBCkYIBxgCKkDvZ9Q=="},
+              {"type": "text", "text": "The advisor suggests doing it in two steps."}]},
+          U("Go ahead.")]))
+print("block types ok")
