@@ -178,16 +178,12 @@ pub struct Summary {
     pub extra_fields: bool,
     /// True when some block lacks a field its type requires ([`Block::lacks_required_field`]).
     pub missing_required: bool,
-    /// True when the message holds more than one client tool call.
-    pub several_calls: bool,
 }
 
 impl Summary {
     /// Adds one block to the summary.
     pub fn add(&mut self, b: &Block) {
-        let kind = b.kind();
-        self.several_calls |= kind == BlockKind::ToolCall && self.kinds.contains(kind);
-        self.kinds.insert(kind);
+        self.kinds.insert(b.kind());
         self.extra_fields |= b.has_extra_fields();
         self.missing_required |= b.lacks_required_field();
     }
