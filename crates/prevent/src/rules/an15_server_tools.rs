@@ -59,3 +59,46 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case};
+
+    #[test]
+    fn an_orphan_server_result_goes_and_a_paired_one_stays() {
+        let msgs = |call: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{call}{{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let paired = body(
+            "claude-sonnet-4-5",
+            "",
+            &msgs(
+                r#"{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}},"#,
+            ),
+        );
+        check_case(
+            &paired,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+        let orphan = body("claude-sonnet-4-5", "", &msgs(""));
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"a"}]},{"role":"user","content":"more"}"#,
+        );
+        check_case(
+            &orphan,
+            Expect {
+                rules: &["AN-15"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+}

@@ -55,3 +55,53 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, MANUAL, body, check_case, thinking};
+
+    #[test]
+    fn thinking_after_text_goes_whole_in_manual_mode_and_stays_in_adaptive() {
+        let th = thinking("t");
+        let msgs = |blocks: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{blocks}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &msgs(&format!(
+                r#"{{"type":"text","text":"a"}},{th},{{"type":"text","text":"b"}}"#
+            )),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &msgs(r#"{"type":"text","text":"a"},{"type":"text","text":"b"}"#),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-18"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        let adaptive = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &msgs(&format!(
+                r#"{{"type":"text","text":"a"}},{th},{{"type":"text","text":"b"}}"#
+            )),
+        );
+        check_case(
+            &adaptive,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+}

@@ -46,3 +46,33 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         "removed thinking from the final assistant message: thinking is disabled",
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+
+    #[test]
+    fn thinking_goes_from_a_final_prefill_when_thinking_is_off() {
+        let th = thinking("t");
+        let input = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"The answer is"}}]}}"#
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"The answer is"}]}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-20"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+}

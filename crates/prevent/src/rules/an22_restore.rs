@@ -52,3 +52,27 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{body, thinking};
+    use crate::{Options, Severity, check};
+
+    #[test]
+    fn an_edited_looking_latest_turn_without_a_store_is_only_a_warning() {
+        let th = thinking("t");
+        let input = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}},{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}}"#
+            ),
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let found: Vec<(String, Severity)> = check(&t, &Options::default())
+            .into_iter()
+            .map(|f| (f.rule.to_string(), f.severity))
+            .collect();
+        assert_eq!(found, [("AN-22".to_owned(), Severity::Warning)]);
+    }
+}

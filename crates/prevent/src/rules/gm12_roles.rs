@@ -27,3 +27,30 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Options;
+    use crate::rules::common::testing::{Expect, check_with};
+
+    fn gemini() -> Options<'static> {
+        Options {
+            model: Some("gemini-3-pro-preview".to_owned()),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn a_system_content_is_reported() {
+        let input = r#"{"contents":[{"role":"system","parts":[{"text":"Be brief."}]},{"role":"user","parts":[{"text":"q"}]}]}"#;
+        check_with(
+            input,
+            &gemini(),
+            Expect {
+                rules: &["GM-12"],
+                after: None,
+                left: &["GM-12"],
+            },
+        );
+    }
+}
