@@ -193,3 +193,120 @@ write("an04_only_message_empty",
       "messages.0: all messages must have non-empty content except for the optional final assistant message",
       "A lone whitespace prompt. Removing it would leave `\"messages\": []`, which the API rejects too (peers' test suites): the message is kept and the error left for the caller.")
 print("edge cases ok")
+
+# The API as of 2026-11 (api-rules-2026-11.md): request settings (damaged) ...
+write("cfg13_between_tools_on_opus55",
+      req("claude-opus-5-5", ok_msgs, thinking={"type": "between_tools"}),
+      "claude-opus-5-5", "between_tools", ["CFG-13"],
+      "\"thinking.type.between_tools\" is not supported for this model.",
+      "Opus 5.5 refuses `between_tools` (api-rules-2026-11.md §1.1, matrix: 400 on `enabled`, `disabled`, `between_tools`); the exact text is assumed from the documented `enabled`/`disabled` texts.")
+write("cfg14_display_with_disabled",
+      req("claude-sonnet-4-6", ok_msgs, thinking={"type": "disabled", "display": "omitted"}),
+      "claude-sonnet-4-6", "disabled", ["CFG-14"],
+      "thinking.disabled.display: Extra inputs are not permitted",
+      "Subagents sent `display` together with `disabled` (anthropics/claude-code#68797, api-rules-2026-11.md §1.2).")
+write("cfg15_xhigh_effort_with_thinking_disabled",
+      req("claude-haiku-5-5", ok_msgs, thinking={"type": "disabled"}, output_config={"effort": "xhigh"}),
+      "claude-haiku-5-5", "disabled", ["CFG-15"],
+      "output_config.effort 'xhigh' is not supported when thinking is disabled on this model. Use effort 'high' or below, or enable thinking.",
+      "Haiku 5.5 allows `disabled` only at effort high or below (api-rules-2026-11.md §1.1-1.2; the text is the Opus 5 one, logancyang/obsidian-copilot#2843).")
+write("cfg16_clear_thinking_without_thinking",
+      req("claude-sonnet-4-6", ok_msgs, thinking={"type": "disabled"},
+          context_management={"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}),
+      "claude-sonnet-4-6", "disabled", ["CFG-16"],
+      "`clear_thinking_20251015` strategy requires `thinking` to be enabled",
+      "Claude Code sends this edit on every request; with thinking disabled the API refuses it (anthropics/claude-code#11971, api-rules-2026-11.md AN-33).")
+write("cfg17_clear_thinking_not_first",
+      req("claude-sonnet-4-6", ok_msgs, thinking=MAN,
+          context_management={"edits": [{"type": "clear_tool_uses_20250919"}, {"type": "clear_thinking_20251015", "keep": "all"}]}),
+      "claude-sonnet-4-6", "enabled", ["CFG-17"],
+      "`clear_thinking_20251015` must be listed first in `context_management.edits`",
+      "Combined with clear_tool_uses, clear_thinking must be listed first (context-editing page, api-rules-2026-11.md AN-33); the exact text is an assumption.")
+write("cfg18_defer_loading_with_cache_control",
+      req("claude-sonnet-4-6", ok_msgs,
+          tools=[{"name": "search_docs", "description": "Search the docs.", "input_schema": {"type": "object"},
+                  "defer_loading": True, "cache_control": {"type": "ephemeral"}}]),
+      "claude-sonnet-4-6", None, ["CFG-18"],
+      "Tool 'search_docs' cannot have both defer_loading=true and cache_control set. Tools with defer_loading cannot use prompt caching.",
+      "anthropics/claude-code#30920 (recurring in #86743), router-for-me/CLIProxyAPI#4561 (api-rules-2026-11.md AN-37).")
+write("cfg12_forced_tool_choice_sonnet55",
+      req("claude-sonnet-5-5", ok_msgs, tool_choice={"type": "any"},
+          tools=[{"name": "weather", "description": "Weather.", "input_schema": {"type": "object"}}]),
+      "claude-sonnet-5-5", None, ["CFG-12"],
+      "tool_choice: type \"tool\" and \"any\" are not supported for this model.",
+      "Opus 5.5 and Sonnet 5.5 refuse forced tool use whatever the thinking mode (api-rules-2026-11.md §1.1-1.2).")
+
+# ... and valid bodies the API accepts (corpus/anthropic).
+A = "corpus/anthropic"
+
+
+def valid(name, body):
+    with open(os.path.join(A, name + ".json"), "w") as f:
+        json.dump(body, f, ensure_ascii=False)
+
+
+valid("opus55_progress_update_thinking",
+      req("claude-opus-5-5", [U("Check both files."),
+          {"role": "assistant", "content": [TH, {"type": "tool_use", "id": "toolu_01PuA", "name": "read", "input": {"path": "a"}},
+                                            TH, {"type": "tool_use", "id": "toolu_01PuB", "name": "read", "input": {"path": "b"}}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01PuA", "content": "A"},
+                                       {"type": "tool_result", "tool_use_id": "toolu_01PuB", "content": "B"}]}]))
+valid("sonnet55_between_tools_text_first",
+      req("claude-sonnet-5-5", [U("Check the file."),
+          {"role": "assistant", "content": [{"type": "text", "text": "Reading it."},
+                                            {"type": "tool_use", "id": "toolu_01BtA", "name": "read", "input": {"path": "a"}},
+                                            TH, {"type": "tool_use", "id": "toolu_01BtB", "name": "read", "input": {"path": "b"}}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01BtA", "content": "A"},
+                                       {"type": "tool_result", "tool_use_id": "toolu_01BtB", "content": "B"}]}],
+          thinking={"type": "between_tools"}))
+valid("compaction_on_demand_first_assistant",
+      req("claude-opus-4-7", [
+          {"role": "assistant", "content": [{"type": "compaction", "content": "The user asked for a release plan; steps one and two are done.",
+                                             "encrypted_content": "EqQBCkYIBxgCKkDvZ9Q=="}]},
+          U("What is step three?")], thinking={"type": "adaptive"}))
+valid("compaction_threshold_null_content",
+      req("claude-opus-4-7", [U("Plan the release."),
+          {"role": "assistant", "content": [{"type": "compaction", "content": None}, {"type": "text", "text": "Step one: tag."}]},
+          U("Go on.")], thinking={"type": "adaptive"},
+          context_management={"edits": [{"type": "compact_20260112"}]}))
+valid("web_fetch_server_tool_replay",
+      req("claude-sonnet-4-6", [U("Summarise https://example.org."),
+          {"role": "assistant", "content": [
+              {"type": "server_tool_use", "id": "srvtoolu_01WfA", "name": "web_fetch", "input": {"url": "https://example.org"}},
+              {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01WfA",
+               "content": {"type": "web_fetch_result", "url": "https://example.org",
+                           "content": {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Example Domain"}}}},
+              {"type": "text", "text": "It is the example domain."}]},
+          U("Thanks.")]))
+print("2026-11 ok")
+
+# Compaction (api-rules-2026-11.md AN-34, AN-36).
+valid("compaction_threshold_ignores_what_is_before",
+      req("claude-opus-4-7", [U("Plan the release."),
+          {"role": "assistant", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "Step one: tag."}]},
+          U("Go on."),
+          {"role": "assistant", "content": [{"type": "compaction", "content": "Release plan so far: tag."},
+                                            {"type": "text", "text": "Step two: publish."}]},
+          U("And then?")], thinking={"type": "adaptive"},
+          context_management={"edits": [{"type": "compact_20260112"}]}))
+write("an10_compaction_cut_inside_open_tool_call",
+      req("claude-opus-4-7", [
+          {"role": "assistant", "content": [{"type": "compaction", "content": "The user asked for the file list; a listing was started.",
+                                             "encrypted_content": "EqQBCkYIBxgCKkDvZ9Q=="}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01Cut", "content": "a.txt"}]},
+          U("Which files?")], thinking={"type": "adaptive"}),
+      "claude-opus-4-7", "adaptive", ["AN-10"],
+      "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01Cut. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+      "On-demand compaction summarised a turn whose tool call was still open, and the kept tail starts with its result: a cut inside an open tool call, which the API refuses (compaction-keep-recent-turns page, api-rules-2026-11.md AN-36). The error text is the AN-10 one the orphan result gives.")
+print("compaction ok")
+
+# New block types that must round-trip verbatim (api-rules-2026-11.md §1.5).
+valid("new_block_types_2026_11_round_trip",
+      req("claude-sonnet-5-5", [U("Plan the migration with the advisor."),
+          {"role": "assistant", "content": [
+              {"type": "mcp_tool_listing", "mcp_server_name": "docs", "tools": [{"name": "search", "description": "Search the docs."}]},
+              {"type": "server_tool_use", "id": "srvtoolu_01Adv", "name": "advisor", "input": {}},
+              {"type": "advisor_redacted_result", "tool_use_id": "srvtoolu_01Adv", "encrypted_content": "EqQBCkYIBxgCKkDvZ9Q=="},
+              {"type": "text", "text": "The advisor suggests doing it in two steps."}]},
+          U("Go ahead.")]))
+print("block types ok")

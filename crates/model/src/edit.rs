@@ -155,6 +155,7 @@ impl<'t, 'a> Draft<'t, 'a> {
     }
 
     /// Number of messages now.
+    #[inline]
     pub fn len(&self) -> usize {
         self.msgs.len()
     }
@@ -175,6 +176,7 @@ impl<'t, 'a> Draft<'t, 'a> {
     }
 
     /// The role of message `i`.
+    #[inline]
     pub fn role(&self, i: usize) -> Role {
         match self.msgs.get(i) {
             Some(DraftMessage::Orig { idx, .. }) => self.t.messages[*idx as usize].role,
@@ -219,6 +221,7 @@ impl<'t, 'a> Draft<'t, 'a> {
     }
 
     /// Number of blocks of message `i` (0 for string content).
+    #[inline]
     pub fn block_count(&self, i: usize) -> usize {
         match self.msgs.get(i) {
             Some(DraftMessage::Orig { idx, blocks: None }) => self.t.blocks_of(*idx as usize).len(),
@@ -311,6 +314,7 @@ impl<'t, 'a> Draft<'t, 'a> {
 
     /// What message `i`'s blocks hold: the reader's summary for an untouched message, worked
     /// out again for an edited or new one.
+    #[inline]
     pub fn summary(&self, i: usize) -> Summary {
         match self.msgs.get(i) {
             Some(DraftMessage::Orig { idx, blocks: None }) => {

@@ -24,6 +24,11 @@ pub struct Ctx<'s> {
     /// True when `thinking.block_binding.prefix_mismatch_behavior` is `drop_block` and the beta
     /// is sent: the API drops blocks whose prefix changed instead of failing.
     pub drop_block: bool,
+    /// The first message the API reads: the one holding the latest `compaction` block, since the
+    /// API ignores everything before it (threshold compaction, api-rules-2026-11.md AN-34); 0
+    /// without one. Rules look at messages from here on, so what the API ignores is never
+    /// reported or edited.
+    pub horizon: usize,
 }
 
 /// The beta header that enables `block_binding` (api-rules.md §1.2, AN-25).

@@ -1,7 +1,8 @@
 //! The one door through which a rule finds and fixes: [`Fixer`].
 //!
-//! A rule never holds the [`Draft`] mutably. It gets a [`Fixer`], which reads as the draft
-//! (`Deref<Target = Draft>`) and offers each kind of edit as a method that records the change
+//! A rule never holds the [`Draft`] mutably. It gets a [`Fixer`], which owns the draft while the
+//! rules run, reads as it (`Deref<Target = Draft>`, shared only) and offers each kind of edit as
+//! a method that records the change
 //! (rule, action, location, reason) as it makes it. In `check` the same methods record nothing
 //! and change nothing and return `false`, so a rule is written once for both modes:
 //!
@@ -95,20 +96,20 @@ impl Sink {
 
 /// A rule's handle on the draft: read it through `Deref`, find and fix through the methods.
 /// In check mode every fix is a no-op that returns `false`.
-pub struct Fixer<'f, 't, 'a> {
-    d: &'f mut Draft<'t, 'a>,
-    s: &'f mut Sink,
+pub struct Fixer<'t, 'a> {
+    d: Draft<'t, 'a>,
+    s: Sink,
     repair: bool,
 }
 
-impl<'t, 'a> Deref for Fixer<'_, 't, 'a> {
+impl<'t, 'a> Deref for Fixer<'t, 'a> {
     type Target = Draft<'t, 'a>;
     fn deref(&self) -> &Draft<'t, 'a> {
-        self.d
+        &self.d
     }
 }
 
-impl std::fmt::Debug for Fixer<'_, '_, '_> {
+impl std::fmt::Debug for Fixer<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fixer")
             .field("repair", &self.repair)
@@ -118,15 +119,25 @@ impl std::fmt::Debug for Fixer<'_, '_, '_> {
     }
 }
 
-impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
-    /// A handle that only finds (`repair == false`, for `check`) or also fixes.
-    pub fn new(d: &'f mut Draft<'t, 'a>, s: &'f mut Sink, repair: bool) -> Self {
-        Fixer { d, s, repair }
+impl<'t, 'a> Fixer<'t, 'a> {
+    /// A handle on `d` that only finds (`repair == false`, for `check`) or also fixes. It owns
+    /// the draft while the rules run; [`Fixer::finish`] gives it back with what was recorded.
+    pub fn new(d: Draft<'t, 'a>, repair: bool) -> Self {
+        Fixer {
+            d,
+            s: Sink::new(),
+            repair,
+        }
+    }
+
+    /// The draft and what the rules recorded.
+    pub fn finish(self) -> (Draft<'t, 'a>, Sink) {
+        (self.d, self.s)
     }
 
     /// The draft, for reading (also reachable through `Deref`).
     pub fn draft(&self) -> &Draft<'t, 'a> {
-        self.d
+        &self.d
     }
 
     /// The smallest input message index a repair of this pass edited (AN-25).
@@ -145,7 +156,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         message: impl Into<String>,
         repair: Option<&str>,
     ) {
-        let l = loc(self.d, i, j);
+        let l = loc(&self.d, i, j);
         self.s.findings.push(Finding {
             rule,
             severity,
@@ -178,7 +189,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
     }
 
     fn note_edit(&mut self, i: usize) {
-        let d = &*self.d;
+        let d = &self.d;
         let o = d
             .origin(i)
             .or_else(|| (i..d.len()).find_map(|k| d.origin(k)))
@@ -214,7 +225,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if !self.repair {
             return false;
         }
-        let l = loc(self.d, i, Some(j));
+        let l = loc(&self.d, i, Some(j));
         let (guarded, fp) = match self.d.block(i, j) {
             Some(b) => (
                 is_guarded(b.block) && b.orig.is_some(),
@@ -240,7 +251,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if !self.repair || i >= self.d.len() || self.d.len() == 1 {
             return false;
         }
-        let l = loc(self.d, i, None);
+        let l = loc(&self.d, i, None);
         let guarded: Vec<String> = self
             .d
             .blocks(i)
@@ -278,7 +289,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         }
         self.d.insert_block(i, j, block);
         self.note_edit(i);
-        let l = loc(self.d, i, Some(j));
+        let l = loc(&self.d, i, Some(j));
         self.push(
             rule,
             ChangeAction::InsertedBlock,
@@ -302,7 +313,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if !self.repair {
             return false;
         }
-        match build(self.d) {
+        match build(&self.d) {
             Some(block) => self.insert_block(rule, i, j, block, reason),
             None => false,
         }
@@ -321,7 +332,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if !self.repair {
             return false;
         }
-        let l = loc(self.d, i, Some(j));
+        let l = loc(&self.d, i, Some(j));
         if self.d.remove_block(i, j).is_none() {
             return false;
         }
@@ -361,7 +372,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if !self.repair {
             return false;
         }
-        let l = loc(self.d, from.0, Some(from.1));
+        let l = loc(&self.d, from.0, Some(from.1));
         let Some(h) = self.d.block_handle(from.0, from.1) else {
             return false;
         };
@@ -370,7 +381,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         }
         self.d.insert_block(to.0, to.1, h);
         self.note_edit(from.0.min(to.0));
-        let to_path = loc(self.d, to.0, None).path;
+        let to_path = loc(&self.d, to.0, None).path;
         let reason = format!("{} (to {to_path}, position {})", reason.into(), to.1);
         self.push(rule, ChangeAction::MovedBlock, l.path, reason, None);
         true
@@ -392,7 +403,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if i + 1 < self.d.len() {
             self.note_edit(i);
         }
-        let l = loc(self.d, i, None);
+        let l = loc(&self.d, i, None);
         self.push(
             rule,
             ChangeAction::InsertedMessage,
@@ -416,7 +427,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         if !self.repair {
             return false;
         }
-        let blocks = build(self.d);
+        let blocks = build(&self.d);
         self.insert_message(rule, i, role, blocks, reason)
     }
 
@@ -433,7 +444,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         list.extend(moved);
         self.d.set_blocks(i - 1, list);
         self.note_edit(i - 1);
-        let l = loc(self.d, i - 1, None);
+        let l = loc(&self.d, i - 1, None);
         self.d.remove_message(i);
         self.push(
             rule,
@@ -467,7 +478,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
         self.s.removed_guarded += replaced;
         self.s.restored.extend(guarded);
         self.note_edit(i);
-        let l = loc(self.d, i, None);
+        let l = loc(&self.d, i, None);
         self.push(
             rule,
             ChangeAction::RestoredMessage,
@@ -486,7 +497,7 @@ impl<'f, 't, 'a> Fixer<'f, 't, 'a> {
             return false;
         }
         self.note_edit(i);
-        let l = loc(self.d, i, None);
+        let l = loc(&self.d, i, None);
         self.push(
             rule,
             ChangeAction::RemovedField,

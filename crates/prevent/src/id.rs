@@ -129,8 +129,20 @@ rule_ids! {
     Cfg10 = "CFG-10", "thinking on: top_k set";
     /// Thinking on: `top_p` outside 0.95..=1.
     Cfg11 = "CFG-11", "thinking on: top_p outside 0.95..1";
-    /// Thinking on: `tool_choice` forces tool use.
-    Cfg12 = "CFG-12", "thinking on: tool_choice forces tool use";
+    /// `tool_choice` forces tool use where the model refuses it (with thinking, or always).
+    Cfg12 = "CFG-12", "tool_choice forces tool use where it is refused";
+    /// `thinking.type: "between_tools"` on a model that does not take it.
+    Cfg13 = "CFG-13", "between_tools on a model that does not take it";
+    /// A field beside `type` in a `disabled` or `between_tools` thinking setting.
+    Cfg14 = "CFG-14", "a field the thinking type does not take";
+    /// Effort `xhigh`/`max` without up-front thinking on a model that caps it.
+    Cfg15 = "CFG-15", "effort above high without thinking";
+    /// The `clear_thinking` context edit with thinking off.
+    Cfg16 = "CFG-16", "clear_thinking without thinking on";
+    /// The `clear_thinking` context edit not listed first.
+    Cfg17 = "CFG-17", "clear_thinking not listed first";
+    /// A tool with both `defer_loading: true` and `cache_control`.
+    Cfg18 = "CFG-18", "a deferred tool with cache_control";
     /// Not a rule of the catalogue: the id on changes `turnkeeper-recover` makes itself
     /// (disabling thinking, stripping it) after the provider rejected a request.
     Recover = "recover", "a change made by recovery, not by a rule";

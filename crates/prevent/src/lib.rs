@@ -43,7 +43,7 @@ use std::borrow::Cow;
 
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
 use turnkeeper_model::{
-    BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
+    BlockKind, BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
 };
 
 pub use ctx::{BINDING_BETA, Ctx};
@@ -103,6 +103,7 @@ pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
     }
     let drop_block = t.meta.thinking.drop_block && betas.iter().any(|b| b == BINDING_BETA);
     Ctx {
+        horizon: compaction_horizon(t),
         mode: requested.unwrap_or(profile.default_mode),
         requested_mode: requested,
         profile,
@@ -113,6 +114,23 @@ pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
     }
 }
 
+/// The index of the last message holding a `compaction` block (Anthropic), else 0. Only messages
+/// holding a bookkeeping block (`BlockKind::Meta`, which `compaction` is) are looked into.
+fn compaction_horizon(t: &Transcript<'_>) -> usize {
+    if t.format != Format::Anthropic {
+        return 0;
+    }
+    (0..t.messages.len())
+        .rev()
+        .find(|&i| {
+            t.messages[i].summary.kinds.contains(BlockKind::Meta)
+                && t.blocks_of(i)
+                    .iter()
+                    .any(|b| b.type_name.is_some_and(|n| n.decode(t.src) == "compaction"))
+        })
+        .unwrap_or(0)
+}
+
 /// Runs the pipeline, finding only (`repair == false`) or also fixing.
 fn pipeline<'t, 'a>(
     t: &'t Transcript<'a>,
@@ -120,15 +138,10 @@ fn pipeline<'t, 'a>(
     repair: bool,
 ) -> (Draft<'t, 'a>, Sink, Mode) {
     let mut ctx = context(t, opts);
-    let mut d = Draft::new(t);
-    let mut s = Sink::new();
-    if t.body == BodyKind::Response || t.format == Format::Opencode {
-        // A response is what the provider produced, not a request to validate. OpenCode storage
-        // is repaired part by part (the doctor), not through the wire rules.
-        return (d, s, ctx.mode);
-    }
-    {
-        let mut f = Fixer::new(&mut d, &mut s, repair);
+    let mut f = Fixer::new(Draft::new(t), repair);
+    // A response is what the provider produced, not a request to validate. OpenCode storage is
+    // repaired part by part (the doctor), not through the wire rules.
+    if t.body != BodyKind::Response && t.format != Format::Opencode {
         for rule in rules::RULES
             .iter()
             .filter(|r| r.formats.contains(&t.format))
@@ -136,6 +149,7 @@ fn pipeline<'t, 'a>(
             (rule.run)(&mut ctx, &mut f);
         }
     }
+    let (d, s) = f.finish();
     (d, s, ctx.mode)
 }
 

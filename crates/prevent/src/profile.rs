@@ -107,6 +107,25 @@ pub struct Profile {
     pub gemini_signatures: GeminiSignatures,
     /// Consecutive same-role messages must be merged before sending (relays, Bedrock Converse).
     pub merge_same_role: bool,
+    /// A forced `tool_choice` (`any`/`tool`) is refused whatever the thinking setting (Opus 5.5,
+    /// Sonnet 5.5: api-rules-2026-11.md §1.2).
+    pub forced_tool_choice_refused: bool,
+    /// `thinking.type: "between_tools"` is accepted (Sonnet 5.5).
+    pub between_tools_ok: bool,
+    /// Without up-front thinking (`disabled`, `between_tools`) the effort may be at most `high`
+    /// (Opus 5, Haiku 5.5, Sonnet 5.5's `between_tools`: api-rules-2026-11.md §1.2).
+    pub effort_capped_without_thinking: bool,
+    /// `thinking.display` when the request gives none (`"omitted"` on the 5.5 models), if known.
+    pub display_default: Option<String>,
+    /// `output_config.effort` when the request gives none, if known.
+    pub default_effort: Option<String>,
+    /// Thinking blocks work only in the account that produced them (or a linked one); another
+    /// account's blocks are dropped silently, so no error tells of a key switch (Sonnet 5.5,
+    /// Haiku 5.5: api-rules-2026-11.md §1.3).
+    pub account_bound: bool,
+    /// Model id prefixes whose thinking blocks this model does not read: it drops them silently
+    /// (read sets, api-rules-2026-11.md §1.3).
+    pub does_not_read: Vec<String>,
 }
 
 impl Profile {
@@ -130,6 +149,13 @@ impl Profile {
             strict_sampling: false,
             gemini_signatures: GeminiSignatures::NotApplicable,
             merge_same_role: false,
+            forced_tool_choice_refused: false,
+            between_tools_ok: false,
+            effort_capped_without_thinking: false,
+            display_default: None,
+            default_effort: None,
+            account_bound: false,
+            does_not_read: Vec::new(),
         }
     }
 
@@ -294,6 +320,8 @@ fn builtin(n: &str) -> Option<Profile> {
             prefill_ok: false,
             strict_sampling: true,
             default_mode: Mode::Adaptive,
+            // Opus 5: `disabled` only at effort high or below (whats-new-opus-5).
+            effort_capped_without_thinking: n == "claude-opus-5",
             ..c()
         }
     } else if starts("claude-mythos-preview") {
@@ -322,6 +350,64 @@ fn builtin(n: &str) -> Option<Profile> {
             trailing_thinking_ok: true,
             prefix_bound: n == "claude-fable-5-1",
             forced_tool_choice_adaptive_ok: false,
+            ..c()
+        }
+    } else if starts("claude-opus-5-5") {
+        // api-rules-2026-11.md §1.1 (whats-new-opus-5-5, migration guide).
+        Profile {
+            manual_ok: false,
+            disabled_ok: false,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            trailing_thinking_ok: true,
+            prefix_bound: true,
+            forced_tool_choice_adaptive_ok: false,
+            forced_tool_choice_refused: true,
+            display_default: Some("omitted".to_owned()),
+            default_effort: Some("medium".to_owned()),
+            does_not_read: vec!["claude-fable".to_owned(), "claude-mythos".to_owned()],
+            ..c()
+        }
+    } else if starts("claude-sonnet-5-5") {
+        // api-rules-2026-11.md §1.1 (whats-new-sonnet-5-5, migration guide).
+        Profile {
+            manual_ok: false,
+            disabled_ok: false,
+            between_tools_ok: true,
+            effort_capped_without_thinking: true,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            trailing_thinking_ok: true,
+            prefix_bound: true,
+            forced_tool_choice_adaptive_ok: false,
+            forced_tool_choice_refused: true,
+            account_bound: true,
+            display_default: Some("omitted".to_owned()),
+            default_effort: Some("high".to_owned()),
+            does_not_read: vec![
+                "claude-opus-5".to_owned(),
+                "claude-fable".to_owned(),
+                "claude-mythos".to_owned(),
+            ],
+            ..c()
+        }
+    } else if starts("claude-haiku-5-5") {
+        // api-rules-2026-11.md §1.1 (whats-new-haiku-5-5). The cells marked Comm there (display
+        // default, prefix binding, forced tool use accepted) are this profile's settings, open
+        // to overrides, not hard rules; prefix binding takes the strict side.
+        Profile {
+            manual_ok: false,
+            effort_capped_without_thinking: true,
+            prefill_ok: false,
+            strict_sampling: true,
+            default_mode: Mode::Adaptive,
+            prefix_bound: true,
+            forced_tool_choice_adaptive_ok: true,
+            account_bound: true,
+            display_default: Some("omitted".to_owned()),
+            default_effort: Some("medium".to_owned()),
             ..c()
         }
     } else if claude_version(n).is_some_and(|v| v >= (5, 2)) {
@@ -391,6 +477,14 @@ pub struct ProfilePatch {
     pub gemini_signatures: Option<GeminiSignatures>,
     /// See [`Profile::merge_same_role`].
     pub merge_same_role: Option<bool>,
+    /// See [`Profile::forced_tool_choice_refused`].
+    pub forced_tool_choice_refused: Option<bool>,
+    /// See [`Profile::between_tools_ok`].
+    pub between_tools_ok: Option<bool>,
+    /// See [`Profile::effort_capped_without_thinking`].
+    pub effort_capped_without_thinking: Option<bool>,
+    /// See [`Profile::account_bound`].
+    pub account_bound: Option<bool>,
 }
 
 impl ProfilePatch {
@@ -413,7 +507,11 @@ impl ProfilePatch {
             forced_tool_choice_adaptive_ok,
             strict_sampling,
             gemini_signatures,
-            merge_same_role
+            merge_same_role,
+            forced_tool_choice_refused,
+            between_tools_ok,
+            effort_capped_without_thinking,
+            account_bound
         );
         p.known = true;
     }
@@ -617,5 +715,25 @@ mod tests {
         let p = profile_for(Some("claude-nova-1"), Some(&o));
         assert!(p.known && p.prefill_ok && !p.manual_ok && p.family == Family::Claude);
         assert!(ProfileOverrides::parse("[models.x]\nbogus = 1\n", false).is_err());
+    }
+
+    #[test]
+    fn the_5_5_generation_has_its_documented_profiles() {
+        let opus = profile_for(Some("claude-opus-5-5"), None);
+        assert!(!opus.manual_ok && !opus.disabled_ok && !opus.between_tools_ok);
+        assert!(opus.forced_tool_choice_refused && opus.prefix_bound && opus.trailing_thinking_ok);
+        assert_eq!(opus.default_effort.as_deref(), Some("medium"));
+        assert_eq!(opus.display_default.as_deref(), Some("omitted"));
+        let sonnet = profile_for(Some("anthropic/claude-sonnet-5.5"), None);
+        assert!(
+            sonnet.between_tools_ok
+                && sonnet.account_bound
+                && sonnet.effort_capped_without_thinking
+        );
+        assert!(sonnet.does_not_read.iter().any(|m| m == "claude-opus-5"));
+        let haiku = profile_for(Some("claude-haiku-5-5"), None);
+        assert!(haiku.disabled_ok && haiku.effort_capped_without_thinking && haiku.account_bound);
+        assert!(!haiku.forced_tool_choice_refused && haiku.forced_tool_choice_adaptive_ok);
+        assert!(!haiku.prefill_ok && haiku.strict_sampling);
     }
 }

@@ -39,7 +39,7 @@ use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
 use turnkeeper_prevent::rules::common::remove_thinking;
 use turnkeeper_prevent::{
     Change, Finding, Fixer, MissingThinking, Mode, Options, PreventError, RequestChange, RuleId,
-    Severity, Sink, ToolIdForm, context, repair,
+    Severity, ToolIdForm, context, repair,
 };
 
 use crate::diagnosis::{Diagnosis, ErrorKind, Location};
@@ -543,10 +543,8 @@ fn set_thinking(
     betas: Vec<String>,
     report: &mut RecoverReport,
 ) -> Result<Applied, RecoverError> {
-    let mut draft = Draft::new(t);
-    let mut sink = Sink::new();
-    {
-        let mut f = Fixer::new(&mut draft, &mut sink, true);
+    let (draft, sink) = {
+        let mut f = Fixer::new(Draft::new(t), true);
         f.set_param(
             RECOVER_RULE,
             "thinking",
@@ -556,7 +554,8 @@ fn set_thinking(
         for b in &betas {
             f.add_beta(RECOVER_RULE, b);
         }
-    }
+        f.finish()
+    };
     let body = draft.output().into_owned();
     follow_up(
         t.format,
@@ -593,18 +592,17 @@ fn strip(
         )));
     }
     let ledger = Ledger::take(&t);
-    let mut draft = Draft::new(&t);
-    let mut sink = Sink::new();
     let reason = format!(
         "removed a whole thinking block (never edited) to recover from {} at {}",
         d.kind, d.location
     );
-    {
-        let mut f = Fixer::new(&mut draft, &mut sink, true);
+    let (draft, sink) = {
+        let mut f = Fixer::new(Draft::new(&t), true);
         for i in from..f.len() {
             remove_thinking(&mut f, RECOVER_RULE, i, &reason);
         }
-    }
+        f.finish()
+    };
     if sink.changes.is_empty() {
         return Ok(Applied::Skip(format!(
             "no thinking block from messages[{from}] on"

@@ -4,6 +4,10 @@
 //! be first. Error: `messages: first message must use the "user" role`. Source: api-rules.md
 //! AN-01 (CherryHQ/cherry-studio#39; mid-conversation system messages page).
 //!
+//! Exception: after on-demand compaction (beta `compact-2026-09-04`) the signed `compaction`
+//! block is sent first, as an assistant message, in place of the summarised messages; that is
+//! valid and left alone (api-rules-2026-11.md AN-36, compaction-on-demand page).
+//!
 //! **Repair.** Leading non-user messages are removed (their thinking goes whole, reported), and
 //! then a first user message made only of results for the calls that went with them. When no
 //! message is a user message, nothing is done (reported, no repair).
@@ -20,8 +24,15 @@ use crate::id::RuleId;
 use crate::rules::common::only_tool_results;
 
 /// Removes leading non-user messages.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
-    if f.is_empty() || f.role(0) == Role::User {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    // Behind a compaction block the API reads from that block on (AN-34).
+    if ctx.horizon > 0 || f.is_empty() || f.role(0) == Role::User {
+        return;
+    }
+    // On-demand compaction: its block goes first, as an assistant message (the documented
+    // exception to this rule, api-rules-2026-11.md AN-36).
+    if f.role(0) == Role::Assistant && f.block(0, 0).is_some_and(|b| b.type_name() == "compaction")
+    {
         return;
     }
     if !(0..f.len()).any(|i| f.role(i) == Role::User) {
@@ -89,6 +100,23 @@ mod tests {
             Expect {
                 rules: &["AN-01"],
                 after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn an_on_demand_compaction_block_may_come_first() {
+        let input = body(
+            "claude-opus-4-7",
+            r#"{"type":"adaptive"}"#,
+            r#"{"role":"assistant","content":[{"type":"compaction","content":"Summary.","encrypted_content":"EqQB"}]},{"role":"user","content":"go on"}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
                 left: &[],
             },
         );

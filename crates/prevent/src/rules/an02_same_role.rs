@@ -20,7 +20,7 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Merges same-role neighbours where the target requires alternation.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let wanted = ctx
         .policy
         .merge_same_role
@@ -28,7 +28,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
     if !wanted {
         return;
     }
-    let mut i = 1;
+    let mut i = ctx.horizon + 1;
     while i < f.len() {
         if f.role(i) == f.role(i - 1) && matches!(f.role(i), Role::User | Role::Assistant) {
             f.find(

@@ -21,7 +21,7 @@ use crate::id::RuleId;
 use crate::rules::common::is_pause_turn;
 
 /// Removes a trailing assistant message where prefill is not allowed.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if !ctx.thinking_on() && ctx.profile.prefill_ok {
         return;
     }

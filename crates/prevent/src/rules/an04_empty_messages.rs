@@ -28,8 +28,8 @@ fn is_empty_message(d: &Draft<'_, '_>, i: usize) -> bool {
 }
 
 /// Removes empty messages.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
-    let mut i = 0;
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    let mut i = ctx.horizon;
     while i < f.len() {
         let last = i + 1 == f.len();
         if is_empty_message(f, i) && !(last && f.role(i) == Role::Assistant) {

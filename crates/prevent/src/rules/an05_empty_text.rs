@@ -40,8 +40,8 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 }
 
 /// Removes empty and whitespace-only text blocks.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
-    let mut i = 0;
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    let mut i = ctx.horizon;
     'messages: while i < f.len() {
         if !f.summary(i).kinds.contains(BlockKind::Text) {
             i += 1;
@@ -100,7 +100,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
 
 /// Puts `cache_control` on the nearest cacheable block of message `i` before position `j` (or
 /// after it when none is before).
-fn move_cache_control(f: &mut Fixer<'_, '_, '_>, i: usize, j: usize, cache: &str) {
+fn move_cache_control(f: &mut Fixer<'_, '_>, i: usize, j: usize, cache: &str) {
     let cacheable = |d: &Draft<'_, '_>, k: usize| {
         d.block(i, k).is_some_and(|b| {
             !is_guarded(b.block)

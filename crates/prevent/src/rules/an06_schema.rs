@@ -62,14 +62,19 @@ fn problem(b: &BlockRef<'_>, role: Role) -> Option<Problem> {
 }
 
 /// Finds undefined and missing fields and misplaced blocks, and repairs what can be.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut latest: Option<Option<usize>> = None;
-    for i in 0..f.len() {
+    for i in ctx.horizon..f.len() {
         let summary = f.summary(i);
+        let calls = summary.kinds.contains(BlockKind::ToolCall);
+        let results = summary.kinds.contains(BlockKind::ToolResult);
+        if !summary.extra_fields && !summary.missing_required && !calls && !results {
+            continue;
+        }
         let role = f.role(i);
         let misplaced = match role {
-            Role::User => summary.kinds.contains(BlockKind::ToolCall),
-            Role::Assistant => summary.kinds.contains(BlockKind::ToolResult),
+            Role::User => calls,
+            Role::Assistant => results,
             _ => false,
         };
         if !summary.extra_fields && !summary.missing_required && !misplaced {

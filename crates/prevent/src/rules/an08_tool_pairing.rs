@@ -262,11 +262,11 @@ fn turn_is_answered(
 }
 
 /// Pairs calls and results: AN-08 to AN-11 (GM-03, GM-09, GM-10 for Gemini).
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let format = f.transcript().format;
     let (r_missing, r_order, r_late, r_orphan) = ids(format);
     let mut pending = Vec::new();
-    let mut i = 0;
+    let mut i = ctx.horizon;
     while i < f.len() {
         match f.role(i) {
             Role::Assistant => {
@@ -400,12 +400,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
     }
 }
 
-fn report(
-    f: &mut Fixer<'_, '_, '_>,
-    i: usize,
-    a: &Analysis,
-    rules: (RuleId, RuleId, RuleId, RuleId),
-) {
+fn report(f: &mut Fixer<'_, '_>, i: usize, a: &Analysis, rules: (RuleId, RuleId, RuleId, RuleId)) {
     let (r_missing, r_order, r_late, r_orphan) = rules;
     if !a.missing.is_empty() {
         let ids: Vec<&str> = a.missing.iter().map(|(k, _)| k.as_str()).collect();
@@ -468,7 +463,7 @@ fn report(
 /// of the user run after it).
 fn split_turn(
     ctx: &Ctx<'_>,
-    f: &mut Fixer<'_, '_, '_>,
+    f: &mut Fixer<'_, '_>,
     span: (usize, usize, usize),
     rules: (RuleId, RuleId),
 ) -> bool {
@@ -558,7 +553,7 @@ fn find_result(
 /// removes later messages left empty. Returns the index after the run.
 fn rebuild(
     ctx: &Ctx<'_>,
-    f: &mut Fixer<'_, '_, '_>,
+    f: &mut Fixer<'_, '_>,
     run: Run<'_>,
     rules: (RuleId, RuleId, RuleId, RuleId),
 ) -> usize {

@@ -7,25 +7,44 @@
 //! for the empty id). Invalid ids often come from other providers, such as Kimi's
 //! `functions.Bash:0`.
 //!
-//! Other targets name other forms (api-rules-2026-11 MS-01: Mistral's exactly 9 characters from
-//! `[a-zA-Z0-9]`; OC-06: OpenAI Chat Completions' 40-character cap); the policy's
-//! [`ToolIdForm`] says which one applies (recover sets it from the provider's error).
-//!
-//! **Repair.** Ids that do not fit are rewritten deterministically (for Anthropic's pattern every
-//! other character becomes `_`, with a hash suffix on collision; for the other forms a hash in
-//! the form's alphabet and length), the same way on the call and on its results.
+//! **Repair.** Invalid ids are rewritten deterministically (every other character becomes `_`,
+//! with a hash suffix on collision), the same way on the call and on its results.
 //!
 //! **Why it is safe.** Ids from other providers carry no Anthropic signature, and Anthropic ids
 //! already match, so a turn the API produced is never rewritten; a call inside a signed turn
 //! (signed thinking or redacted thinking beside it) keeps its id, and so do its results: the
 //! finding stays, unrepaired.
+//!
+//! Other targets name other forms (api-rules-2026-11 MS-01: Mistral's exactly 9 characters from
+//! `[a-zA-Z0-9]`; OC-06: OpenAI Chat Completions' 40-character cap); the policy's
+//! [`ToolIdForm`] says which one applies (recover sets it from the provider's error), and ids
+//! that do not fit are rewritten into that form (a hash in the form's alphabet and length).
+//!
+//! ## AN-46: two tool_use blocks with the same id
+//!
+//! **The API.** `tool_use` ids must be unique: the API answers a request with two calls of the
+//! same id with `` `tool_use` ids must be unique `` (the text peers' test suites check for;
+//! LiteLLM's `anthropic_messages_pt` filters duplicate ids for this reason, peers.md). The
+//! number is turnkeeper's: api-rules.md and api-rules-2026-11.md (which ends at AN-45) give the
+//! rule no id.
+//!
+//! **Repair.** None: which result answers which call cannot be known, and removing or renaming a
+//! call in an assistant turn edits what the model produced (api-rules.md §5.2, AN-08 row).
+//! Reported, so the caller can fix the source of the duplicate.
+//!
+//! The check looks at the calls of each run of consecutive assistant messages that make calls
+//! (the API merges consecutive assistant messages), where duplicates come from: merged streams
+//! and replayed parallel calls; ids are compared as written. It shares AN-12's one pass over the
+//! tool ids, so a valid transcript pays for both once. Corpus:
+//! `corpus/damaged/an46_duplicate_tool_use_ids.json`; the valid counterpart is
+//! `corpus/anthropic/parallel_tool_calls.json` (parallel calls, distinct ids, accepted).
 
 use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::json::write_string;
-use turnkeeper_model::{BlockKind, Format, Kinds, NewBlock};
+use turnkeeper_model::{BlockKind, Draft, Format, Kinds, NewBlock};
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
@@ -60,6 +79,47 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
     let h = Sha256::digest(id.as_bytes());
     let suffix: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
     format!("{base}_{suffix}")
+}
+
+/// One pass over the client tool blocks: whether every id is valid (AN-12), and the calls whose
+/// id an earlier call of the same run of calling assistant messages has (AN-46), as (message,
+/// block, id).
+fn scan(d: &Draft<'_, '_>, from: usize) -> (bool, Vec<(usize, usize, String)>) {
+    let mut all_valid = true;
+    let mut dups = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut last_calling: Option<usize> = None;
+    for i in from..d.len() {
+        let kinds = d.summary(i).kinds;
+        if !kinds.intersects(Kinds::CLIENT_TOOLS) {
+            continue;
+        }
+        // A call in a user message is AN-06's; it counts here like any other.
+        let calls = kinds.contains(BlockKind::ToolCall);
+        if calls && last_calling.is_none_or(|k| k + 1 != i) {
+            seen.clear();
+        }
+        for (j, b) in d.blocks(i).enumerate() {
+            match b.kind() {
+                BlockKind::ToolCall => {
+                    all_valid &= b.block.tool_id_valid(b.src);
+                    if let (true, Some(id)) = (calls, b.block.id.map(|s| s.raw(b.src))) {
+                        if seen.contains(&id) {
+                            dups.push((i, j, id.to_owned()));
+                        } else {
+                            seen.push(id);
+                        }
+                    }
+                }
+                BlockKind::ToolResult => all_valid &= b.block.tool_id_valid(b.src),
+                _ => {}
+            }
+        }
+        if calls {
+            last_calling = Some(i);
+        }
+    }
+    (all_valid, dups)
 }
 
 /// Whether `id` has the form `form` requires.
@@ -120,7 +180,7 @@ fn map_id(form: ToolIdForm, id: &str, taken: &HashSet<String>) -> String {
 
 /// Whether message `i` is a signed turn: it holds redacted thinking or a thinking block with a
 /// signature. Nothing inside such a turn is rewritten (prefix binding, AN-25).
-fn signed_turn(f: &Fixer<'_, '_, '_>, i: usize) -> bool {
+fn signed_turn(f: &Fixer<'_, '_>, i: usize) -> bool {
     f.summary(i).kinds.intersects(Kinds::THINKING)
         && f.blocks(i).any(|b| match b.kind() {
             BlockKind::RedactedThinking => true,
@@ -129,28 +189,30 @@ fn signed_turn(f: &Fixer<'_, '_, '_>, i: usize) -> bool {
         })
 }
 
-/// Rewrites tool ids that do not fit the target's form, on calls and results alike.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+/// Rewrites invalid tool ids on calls and results alike (AN-12); reports repeated call ids
+/// (AN-46).
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    // The common case, every id valid and none repeated, costs one pass and no allocation.
+    let (all_valid, dups) = scan(f.draft(), ctx.horizon);
+    for (k, j, id) in dups {
+        f.find(
+            RuleId::An46,
+            Severity::Error,
+            k,
+            Some(j),
+            format!("a second `tool_use` with the id `{id}`: \"`tool_use` ids must be unique\""),
+            None,
+        );
+    }
     let form = ctx.policy.tool_ids;
-    // The common case, every id valid, costs one pass and no allocation.
-    let all_valid = (0..f.len()).all(|i| {
-        !f.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS)
-            || f.blocks(i).all(|b| match b.kind() {
-                BlockKind::ToolCall | BlockKind::ToolResult if form == ToolIdForm::Anthropic => {
-                    b.block.tool_id_valid(b.src)
-                }
-                BlockKind::ToolCall => b.id().is_some_and(|id| tool_id_fits(form, &id)),
-                BlockKind::ToolResult => b.tool_use_id().is_some_and(|id| tool_id_fits(form, &id)),
-                _ => true,
-            })
-    });
-    if all_valid {
+    // Anthropic's pattern is what the reader's facts say; other forms are checked per id.
+    if all_valid && form == ToolIdForm::Anthropic {
         return;
     }
     let mut bad: Vec<(usize, usize, String, &'static str)> = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
     let mut frozen: HashSet<String> = HashSet::new();
-    for i in 0..f.len() {
+    for i in ctx.horizon..f.len() {
         let signed = f.summary(i).kinds.intersects(Kinds::CLIENT_TOOLS) && signed_turn(f, i);
         for (j, b) in f.blocks(i).enumerate() {
             let (field, id) = match b.kind() {
@@ -287,6 +349,40 @@ mod tests {
             Expect {
                 rules: &["AN-12", "AN-12"],
                 after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    fn calls(second: &str) -> String {
+        body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"a","input":{{}}}},{{"type":"tool_use","id":"{second}","name":"b","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}},{{"type":"tool_result","tool_use_id":"{second}","content":"y"}}]}}"#
+            ),
+        )
+    }
+
+    #[test]
+    fn a_repeated_id_is_reported_and_left() {
+        check_case(
+            &calls("toolu_1"),
+            Expect {
+                rules: &["AN-46"],
+                after: None,
+                left: &["AN-46"],
+            },
+        );
+    }
+
+    #[test]
+    fn distinct_ids_pass() {
+        check_case(
+            &calls("toolu_2"),
+            Expect {
+                rules: &[],
+                after: None,
                 left: &[],
             },
         );

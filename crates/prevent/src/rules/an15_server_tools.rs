@@ -23,8 +23,8 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Removes server tool results whose call is not before them in the message.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
-    for i in 0..f.len() {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    for i in ctx.horizon..f.len() {
         if !f.summary(i).kinds.intersects(Kinds::SERVER_TOOLS) {
             continue;
         }
@@ -57,5 +57,48 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             }
             j += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case};
+
+    #[test]
+    fn an_orphan_server_result_goes_and_a_paired_one_stays() {
+        let msgs = |call: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{call}{{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let paired = body(
+            "claude-sonnet-4-5",
+            "",
+            &msgs(
+                r#"{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}},"#,
+            ),
+        );
+        check_case(
+            &paired,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+        let orphan = body("claude-sonnet-4-5", "", &msgs(""));
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"a"}]},{"role":"user","content":"more"}"#,
+        );
+        check_case(
+            &orphan,
+            Expect {
+                rules: &["AN-15"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
     }
 }

@@ -44,7 +44,7 @@ fn describe(ladder: &[MissingThinking]) -> String {
 
 /// Finds an open loop without thinking up front, and applies the policy's first strategy that
 /// can apply.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.mode != Mode::Manual {
         return;
     }
@@ -92,5 +92,25 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, MANUAL, body, check_case};
+
+    #[test]
+    fn an_open_loop_without_thinking_turns_thinking_off_for_the_request() {
+        let msgs = r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}"#;
+        let input = body("claude-sonnet-4-5", MANUAL, msgs);
+        let after = body("claude-sonnet-4-5", r#"{"type":"disabled"}"#, msgs);
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-16"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
     }
 }

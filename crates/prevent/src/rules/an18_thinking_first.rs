@@ -25,12 +25,12 @@ use crate::profile::Mode;
 use crate::rules::common::{drop_thinking, first_kind, has_thinking, restore};
 
 /// Restores, or strips the thinking of, messages whose thinking is not first.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.mode != Mode::Manual {
         return;
     }
     // From the end, so a message that ends up empty and goes leaves earlier indices valid.
-    for i in (0..f.len()).rev() {
+    for i in (ctx.horizon..f.len()).rev() {
         if f.role(i) != Role::Assistant
             || !has_thinking(f, i)
             || first_kind(f, i).is_some_and(|k| k.is_thinking())
@@ -52,6 +52,56 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             RuleId::An18,
             i,
             "removed a thinking block that did not lead its message (moving it would be an edit the API rejects)",
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, MANUAL, body, check_case, thinking};
+
+    #[test]
+    fn thinking_after_text_goes_whole_in_manual_mode_and_stays_in_adaptive() {
+        let th = thinking("t");
+        let msgs = |blocks: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{blocks}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &msgs(&format!(
+                r#"{{"type":"text","text":"a"}},{th},{{"type":"text","text":"b"}}"#
+            )),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &msgs(r#"{"type":"text","text":"a"},{"type":"text","text":"b"}"#),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-18"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        let adaptive = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &msgs(&format!(
+                r#"{{"type":"text","text":"a"}},{th},{{"type":"text","text":"b"}}"#
+            )),
+        );
+        check_case(
+            &adaptive,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
         );
     }
 }

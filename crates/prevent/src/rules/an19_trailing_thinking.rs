@@ -24,11 +24,11 @@ use crate::id::RuleId;
 use crate::rules::common::{remove_trailing_thinking, trailing_thinking_ok};
 
 /// Finds and removes trailing thinking blocks.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if f.transcript().format != Format::Anthropic || trailing_thinking_ok(ctx) {
         return;
     }
-    let mut i = 0;
+    let mut i = ctx.horizon;
     while i < f.len() {
         if f.role(i) != Role::Assistant || !f.summary(i).kinds.contains(BlockKind::Thinking) {
             i += 1;
@@ -86,6 +86,26 @@ mod tests {
             Expect {
                 rules: &["AN-19"],
                 after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn progress_update_thinking_on_the_5_5_models_passes_unchanged() {
+        let th = thinking("");
+        let input = body(
+            "claude-opus-5-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"tool_use","id":"toolu_1","name":"a","input":{{}}}},{th},{{"type":"tool_use","id":"toolu_2","name":"b","input":{{}}}},{th}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}},{{"type":"tool_result","tool_use_id":"toolu_2","content":"y"}}]}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
                 left: &[],
             },
         );

@@ -23,7 +23,7 @@ use crate::profile::Mode;
 use crate::rules::common::{drop_thinking, has_thinking, is_pause_turn};
 
 /// Removes thinking from a final assistant message when thinking is off.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.mode != Mode::Off || !ctx.profile.prefill_ok {
         return;
     }
@@ -45,4 +45,34 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
         i,
         "removed thinking from the final assistant message: thinking is disabled",
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+
+    #[test]
+    fn thinking_goes_from_a_final_prefill_when_thinking_is_off() {
+        let th = thinking("t");
+        let input = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"The answer is"}}]}}"#
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"The answer is"}]}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-20"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
 }

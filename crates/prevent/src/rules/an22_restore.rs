@@ -26,9 +26,9 @@ use crate::id::RuleId;
 use crate::rules::common::{first_kind, has_thinking, stored_original};
 
 /// Restores assistant turns whose thinking differs from the stored original.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let last_assistant = (0..f.len()).rev().find(|&i| f.role(i) == Role::Assistant);
-    for i in 0..f.len() {
+    for i in ctx.horizon..f.len() {
         if f.role(i) != Role::Assistant {
             continue;
         }
@@ -50,5 +50,29 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                     None);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{body, thinking};
+    use crate::{Options, Severity, check};
+
+    #[test]
+    fn an_edited_looking_latest_turn_without_a_store_is_only_a_warning() {
+        let th = thinking("t");
+        let input = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}},{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}}"#
+            ),
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let found: Vec<(String, Severity)> = check(&t, &Options::default())
+            .into_iter()
+            .map(|f| (f.rule.to_string(), f.severity))
+            .collect();
+        assert_eq!(found, [("AN-22".to_owned(), Severity::Warning)]);
     }
 }

@@ -36,8 +36,8 @@ fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
 }
 
 /// Removes thinking blocks whose signature can never verify.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
-    for i in 0..f.len() {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    for i in ctx.horizon..f.len() {
         if f.role(i) != Role::Assistant || !has_thinking(f, i) {
             continue;
         }

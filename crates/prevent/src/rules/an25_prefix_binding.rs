@@ -36,7 +36,7 @@ fn drop_block_param(ctx: &Ctx<'_>) -> String {
 }
 
 /// Strips (or has the API drop) thinking after the first edit of this pass.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if !ctx.profile.prefix_bound || ctx.drop_block {
         return;
     }
@@ -72,5 +72,35 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+
+    #[test]
+    fn a_repair_of_an_earlier_message_strips_later_bound_thinking() {
+        let th = thinking("t");
+        let msgs = |blank: &str, later: &str| {
+            format!(
+                r#"{{"role":"user","content":[{blank}{{"type":"text","text":"q"}}]}},{{"role":"assistant","content":[{later}{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let adaptive = r#"{"type":"adaptive"}"#;
+        let input = body(
+            "claude-fable-5-1",
+            adaptive,
+            &msgs(r#"{"type":"text","text":" "},"#, &format!("{th},")),
+        );
+        let after = body("claude-fable-5-1", adaptive, &msgs("", ""));
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
     }
 }

@@ -57,16 +57,54 @@
 //! With thinking on, `top_p` must be in 0.95–1. Source: api-rules.md §1.2, "Sampling (older
 //! models)"; the exact error text is not recorded.
 //!
-//! ## CFG-12: thinking on, tool_choice forces tool use
+//! ## CFG-12: tool_choice forces tool use where it is refused
 //!
 //! `Thinking may not be enabled when tool_choice forces tool use.` (manual thinking; adaptive on
 //! Fable 5.1 and Mythos 5.1). Opus 5.5 and Sonnet 5.5 refuse forced tool use always:
 //! `tool_choice: type "tool" and "any" are not supported for this model.` Source: api-rules.md
 //! §1.2; api-rules-2026-11.md §1.2.
 //!
+//! ## CFG-13: between_tools on a model that does not take it
+//!
+//! Only Sonnet 5.5 accepts `thinking.type: "between_tools"`; Opus 5.5 refuses it with its
+//! `enabled`/`disabled` (text assumed: `"thinking.type.between_tools" is not supported for this
+//! model.`). Source: api-rules-2026-11.md §1.1.
+//!
+//! ## CFG-14: a thinking type that takes no other field given one
+//!
+//! `thinking.disabled.display: Extra inputs are not permitted` (anthropics/claude-code#68797);
+//! `between_tools` also takes no other field (`display`, `budget_tokens`, `block_binding`).
+//! Source: api-rules-2026-11.md §1.1-1.2.
+//!
+//! ## CFG-15: effort above high without thinking
+//!
+//! `output_config.effort 'xhigh' is not supported when thinking is disabled on this model. Use
+//! effort 'high' or below, or enable thinking.` (logancyang/obsidian-copilot#2843): Opus 5 and
+//! Haiku 5.5 with `disabled`, Sonnet 5.5 with `between_tools` (the profile's
+//! `effort_capped_without_thinking`). Source: api-rules-2026-11.md §1.2.
+//!
+//! ## CFG-16: clear_thinking without thinking on
+//!
+//! `` `clear_thinking_20251015` strategy requires `thinking` to be enabled `` (adaptive is
+//! enough; anthropics/claude-code#11971). Source: api-rules-2026-11.md AN-33.
+//!
+//! ## CFG-17: clear_thinking not listed first
+//!
+//! Combined with `clear_tool_uses`, `clear_thinking` must be listed first in
+//! `context_management.edits` (context-editing page; the exact text is not recorded). Source:
+//! api-rules-2026-11.md AN-33.
+//!
+//! ## CFG-18: a deferred tool with cache_control
+//!
+//! `Tool '<name>' cannot have both defer_loading=true and cache_control set. Tools with
+//! defer_loading cannot use prompt caching.` (anthropics/claude-code#30920, #86743;
+//! router-for-me/CLIProxyAPI#4561). Source: api-rules-2026-11.md AN-37.
+//!
 //! **Repair (all CFG ids).** None: these are the caller's settings, rejected before the API reads
 //! the transcript. Each finding carries the fix; `repair` leaves the request as it is and the
 //! finding stays in `findings_left`.
+
+use turnkeeper_model::Transcript;
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
@@ -75,7 +113,7 @@ use crate::id::RuleId;
 use crate::profile::Mode;
 
 /// The thinking mode, budget, `max_tokens`, sampling and `tool_choice` checks.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let t = f.transcript();
     let m = &t.meta;
     let p = &ctx.profile;
@@ -97,7 +135,12 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             Some(Mode::Adaptive) if !p.adaptive_ok => f.find_param(RuleId::Cfg03, Severity::Error, "thinking.type",
                 "adaptive thinking is not supported on this model", Some("use `{\"type\":\"enabled\",\"budget_tokens\":N}`")),
             Some(Mode::Off) if !p.disabled_ok => f.find_param(RuleId::Cfg04, Severity::Error, "thinking.type",
-                format!("{model} cannot run with thinking disabled"), Some("omit `thinking` or use adaptive")),
+                if p.between_tools_ok {
+                    "\"thinking.type.disabled\" is not supported for this model. Use \"thinking.type.between_tools\" for the lowest thinking setting, or \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior."
+                } else {
+                    "\"thinking.type.disabled\" is not supported for this model."
+                },
+                Some("omit `thinking` or use adaptive")),
             _ => {}
         }
         if ctx.requested_mode == Some(Mode::Manual) {
@@ -198,7 +241,15 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
         .tool_choice
         .map(|c| c.decode(t.src))
         .is_some_and(|c| c == "any" || c == "tool");
-    if forced
+    if forced && p.forced_tool_choice_refused {
+        f.find_param(
+            RuleId::Cfg12,
+            Severity::Error,
+            "tool_choice",
+            "tool_choice: type \"tool\" and \"any\" are not supported for this model.",
+            Some("use `tool_choice: auto` (or none)"),
+        );
+    } else if forced
         && (ctx.mode == Mode::Manual
             || (ctx.mode == Mode::Adaptive && !p.forced_tool_choice_adaptive_ok))
     {
@@ -208,6 +259,204 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             "tool_choice",
             "Thinking may not be enabled when tool_choice forces tool use.",
             Some("use `tool_choice: auto` (or none) with thinking"),
+        );
+    }
+    newer_settings(ctx, f);
+}
+
+/// The value of top-level key `key` of the request, as written.
+fn top<'t>(t: &'t Transcript<'_>, key: &str) -> Option<&'t str> {
+    t.meta
+        .top_keys
+        .iter()
+        .find(|(k, _)| k.decode(t.src) == key)
+        .map(|(_, v)| v.get(t.src))
+}
+
+/// `text` parsed, when it holds `needle` at all (so a request without the feature pays for a
+/// substring search, not a parse).
+fn parsed_if(text: Option<&str>, needle: &str) -> Option<serde_json::Value> {
+    text.filter(|x| x.contains(needle))
+        .and_then(|x| serde_json::from_str(x).ok())
+}
+
+/// The settings api-rules-2026-11.md adds: `between_tools`, fields the thinking types do not
+/// take, effort without thinking, context editing and deferred tools (CFG-13 to CFG-18).
+fn newer_settings(ctx: &Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    let t = f.transcript();
+    let p = &ctx.profile;
+    let thinking_replaced = f.top_edits().iter().any(|e| e.key == "thinking");
+    let raw_type = if thinking_replaced {
+        None
+    } else {
+        t.thinking_type()
+    };
+    let ty = raw_type.as_deref();
+    if ty == Some("between_tools") && !p.between_tools_ok {
+        f.find_param(
+            RuleId::Cfg13,
+            Severity::Error,
+            "thinking.type",
+            "\"thinking.type.between_tools\" is not supported for this model.",
+            Some("use `{\"type\":\"adaptive\"}` with a low `output_config.effort`"),
+        );
+    }
+    if let Some(ty @ ("between_tools" | "disabled")) = ty
+        && let Some(serde_json::Value::Object(obj)) = parsed_if(top(t, "thinking"), "\"")
+    {
+        for key in obj.keys().filter(|k| *k != "type") {
+            f.find_param(
+                RuleId::Cfg14,
+                Severity::Error,
+                &format!("thinking.{key}"),
+                format!("thinking.{ty}.{key}: Extra inputs are not permitted"),
+                Some(&format!("remove `thinking.{key}`")),
+            );
+        }
+    }
+    let accepted_without_thinking = match ty {
+        Some("disabled") => p.disabled_ok,
+        Some("between_tools") => p.between_tools_ok,
+        _ => false,
+    };
+    if p.effort_capped_without_thinking && accepted_without_thinking {
+        let effort = parsed_if(top(t, "output_config"), "effort")
+            .and_then(|v| v.get("effort")?.as_str().map(str::to_owned));
+        if let Some(e @ ("xhigh" | "max")) = effort.as_deref() {
+            f.find_param(
+                RuleId::Cfg15,
+                Severity::Error,
+                "output_config.effort",
+                format!("output_config.effort '{e}' is not supported when thinking is disabled on this model. Use effort 'high' or below, or enable thinking."),
+                Some("use effort `high` or below, or turn thinking on"),
+            );
+        }
+    }
+    if let Some(cm) = parsed_if(top(t, "context_management"), "clear_thinking") {
+        let edits = cm
+            .get("edits")
+            .and_then(|e| e.as_array())
+            .cloned()
+            .unwrap_or_default();
+        let at = edits.iter().position(|e| {
+            e.get("type")
+                .and_then(|x| x.as_str())
+                .is_some_and(|x| x.starts_with("clear_thinking"))
+        });
+        if let Some(at) = at {
+            let name = edits[at]
+                .get("type")
+                .and_then(|x| x.as_str())
+                .unwrap_or("clear_thinking")
+                .to_owned();
+            if ctx.mode == Mode::Off {
+                f.find_param(
+                    RuleId::Cfg16,
+                    Severity::Error,
+                    &format!("context_management.edits[{at}]"),
+                    format!("`{name}` strategy requires `thinking` to be enabled"),
+                    Some("turn thinking on (adaptive is enough), or drop the edit"),
+                );
+            }
+            if at > 0 {
+                f.find_param(
+                    RuleId::Cfg17,
+                    Severity::Error,
+                    &format!("context_management.edits[{at}]"),
+                    format!("`{name}` must be listed first in `context_management.edits`"),
+                    Some("move it to the front of `edits`"),
+                );
+            }
+        }
+    }
+    let tools = m_tools(t);
+    if let Some(serde_json::Value::Array(tools)) = parsed_if(tools, "defer_loading") {
+        for (n, tool) in tools.iter().enumerate() {
+            let deferred = tool.get("defer_loading") == Some(&serde_json::Value::Bool(true));
+            if deferred && tool.get("cache_control").is_some_and(|c| !c.is_null()) {
+                let name = tool.get("name").and_then(|x| x.as_str()).unwrap_or("");
+                f.find_param(
+                    RuleId::Cfg18,
+                    Severity::Error,
+                    &format!("tools[{n}]"),
+                    format!("Tool '{name}' cannot have both defer_loading=true and cache_control set. Tools with defer_loading cannot use prompt caching."),
+                    Some("remove `cache_control` from the deferred tool (or stop deferring it)"),
+                );
+            }
+        }
+    }
+}
+
+/// The request's `tools`, as written.
+fn m_tools<'t>(t: &'t Transcript<'_>) -> Option<&'t str> {
+    t.meta.tools.map(|s| s.get(t.src))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::common::testing::{Expect, body, check_case};
+
+    fn settings(model: &str, thinking: &str, extra: &str) -> String {
+        body(model, thinking, r#"{"role":"user","content":"q"}"#).replacen(
+            "\"max_tokens\":8000,",
+            &format!("\"max_tokens\":8000,{extra}"),
+            1,
+        )
+    }
+
+    #[test]
+    fn the_5_5_models_refuse_forced_tool_use_whatever_the_thinking() {
+        let input = settings("claude-opus-5-5", "", r#""tool_choice":{"type":"any"},"#);
+        check_case(
+            &input,
+            Expect {
+                rules: &["CFG-12"],
+                after: None,
+                left: &["CFG-12"],
+            },
+        );
+        // Haiku 5.5 accepts it (a profile setting: the note's source is community reports).
+        let input = settings("claude-haiku-5-5", "", r#""tool_choice":{"type":"any"},"#);
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn between_tools_is_sonnet_5_5_only_and_takes_no_other_field() {
+        let bt = r#"{"type":"between_tools"}"#;
+        check_case(
+            &settings("claude-sonnet-5-5", bt, ""),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+        check_case(
+            &settings("claude-opus-5-5", bt, ""),
+            Expect {
+                rules: &["CFG-13"],
+                after: None,
+                left: &["CFG-13"],
+            },
+        );
+        check_case(
+            &settings(
+                "claude-sonnet-5-5",
+                r#"{"type":"between_tools","display":"summarized"}"#,
+                r#""output_config":{"effort":"max"},"#,
+            ),
+            Expect {
+                rules: &["CFG-14", "CFG-15"],
+                after: None,
+                left: &["CFG-14", "CFG-15"],
+            },
         );
     }
 }

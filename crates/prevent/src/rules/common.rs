@@ -77,7 +77,7 @@ pub fn trailing_thinking_ok(ctx: &Ctx<'_>) -> bool {
 #[must_use = "a removed message moves its successor to `i`"]
 pub fn remove_trailing_thinking(
     ctx: &Ctx<'_>,
-    f: &mut Fixer<'_, '_, '_>,
+    f: &mut Fixer<'_, '_>,
     rule: RuleId,
     i: usize,
     reason: &str,
@@ -111,7 +111,7 @@ pub fn remove_trailing_thinking(
 
 /// Removes every thinking and redacted thinking block of message `i`, whole, each reported under
 /// `rule` with `reason`, and nothing else.
-pub fn remove_thinking(f: &mut Fixer<'_, '_, '_>, rule: RuleId, i: usize, reason: &str) {
+pub fn remove_thinking(f: &mut Fixer<'_, '_>, rule: RuleId, i: usize, reason: &str) {
     let mut j = 0;
     while j < f.block_count(i) {
         let thinking = f.block(i, j).is_some_and(|b| b.kind().is_thinking());
@@ -126,7 +126,7 @@ pub fn remove_thinking(f: &mut Fixer<'_, '_, '_>, rule: RuleId, i: usize, reason
 /// that led into them (an adaptive lead-in is valid only before thinking), then the message
 /// itself if nothing is left and it is not the last: all under `rule`. Callers walking messages
 /// by index walk them from the end.
-pub fn drop_thinking(f: &mut Fixer<'_, '_, '_>, rule: RuleId, i: usize, reason: &str) {
+pub fn drop_thinking(f: &mut Fixer<'_, '_>, rule: RuleId, i: usize, reason: &str) {
     remove_thinking(f, rule, i, reason);
     let mut j = 0;
     while j < f.block_count(i) {
@@ -219,7 +219,7 @@ pub fn stored_original(ctx: &Ctx<'_>, d: &Draft<'_, '_>, i: usize) -> Option<Ori
 }
 
 /// Restores message `i` from the turn store, under `rule`. True when it did.
-pub fn restore(ctx: &Ctx<'_>, f: &mut Fixer<'_, '_, '_>, rule: RuleId, i: usize) -> bool {
+pub fn restore(ctx: &Ctx<'_>, f: &mut Fixer<'_, '_>, rule: RuleId, i: usize) -> bool {
     match stored_original(ctx, f, i) {
         Some((blocks, guarded)) => f.restore_message(rule, i, blocks, guarded),
         None => false,

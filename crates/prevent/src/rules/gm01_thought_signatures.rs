@@ -27,7 +27,7 @@ use crate::profile::GeminiSignatures;
 pub const DUMMY_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// Sets the dummy signature on unsigned first calls of current-turn steps.
-pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     if ctx.profile.gemini_signatures != GeminiSignatures::Required {
         return;
     }
@@ -73,5 +73,38 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                 "set `thoughtSignature` to the documented dummy: this call never had a signature",
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Options;
+    use crate::rules::common::testing::{Expect, check_with};
+
+    fn gemini() -> Options<'static> {
+        Options {
+            model: Some("gemini-3-pro-preview".to_owned()),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn an_unsigned_first_call_of_the_current_turn_gets_the_documented_dummy() {
+        let call = |sig: &str| {
+            format!(
+                r#"{{"contents":[{{"role":"user","parts":[{{"text":"q"}}]}},{{"role":"model","parts":[{{"functionCall":{{"name":"f","args":{{}}}}{sig}}}]}},{{"role":"user","parts":[{{"functionResponse":{{"name":"f","response":{{"output":"x"}}}}}}]}}]}}"#
+            )
+        };
+        let input = call("");
+        let after = call(r#","thoughtSignature":"skip_thought_signature_validator""#);
+        check_with(
+            &input,
+            &gemini(),
+            Expect {
+                rules: &["GM-01"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
     }
 }

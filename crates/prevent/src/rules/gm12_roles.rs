@@ -13,7 +13,7 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Reports contents with an unknown role.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     for i in 0..f.len() {
         if f.role(i) == Role::Other {
             f.find(
@@ -25,5 +25,32 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
                 None,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Options;
+    use crate::rules::common::testing::{Expect, check_with};
+
+    fn gemini() -> Options<'static> {
+        Options {
+            model: Some("gemini-3-pro-preview".to_owned()),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn a_system_content_is_reported() {
+        let input = r#"{"contents":[{"role":"system","parts":[{"text":"Be brief."}]},{"role":"user","parts":[{"text":"q"}]}]}"#;
+        check_with(
+            input,
+            &gemini(),
+            Expect {
+                rules: &["GM-12"],
+                after: None,
+                left: &["GM-12"],
+            },
+        );
     }
 }

@@ -17,7 +17,7 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 
 /// Removes empty parts and contents with no parts.
-pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
+pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut i = 0;
     while i < f.len() {
         let mut j = 0;
@@ -57,5 +57,33 @@ pub fn run(_ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_, '_>) {
             }
         }
         i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Options;
+    use crate::rules::common::testing::{Expect, check_with};
+
+    fn gemini() -> Options<'static> {
+        Options {
+            model: Some("gemini-3-pro-preview".to_owned()),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn an_empty_part_goes() {
+        let input = r#"{"contents":[{"role":"user","parts":[{"text":"q"},{}]}]}"#;
+        let after = r#"{"contents":[{"role":"user","parts":[{"text":"q"}]}]}"#;
+        check_with(
+            input,
+            &gemini(),
+            Expect {
+                rules: &["GM-13"],
+                after: Some(after),
+                left: &[],
+            },
+        );
     }
 }

@@ -8,6 +8,10 @@
 //! share is in [`common`], and effects a repair has on other rules are found by those rules, in
 //! this pass or the next (`repair` runs the pipeline until a pass changes nothing).
 //!
+//! Rules look at the messages from [`Ctx::horizon`] on: behind a threshold `compaction` block the
+//! API ignores everything before it (api-rules-2026-11.md AN-34), so nothing there is reported or
+//! edited.
+//!
 //! Order is deliberate: restoring from the store comes first (it brings back what later rules
 //! would otherwise "repair"); then signatures and schema (whole-block removals); then structure
 //! (trailing thinking first, since removing it can leave a whitespace lead-in that is no longer
@@ -35,7 +39,6 @@ pub mod an20_disabled_final_thinking;
 pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
-pub mod an46_unique_tool_ids;
 pub mod cfg_request_settings;
 pub mod gm01_thought_signatures;
 pub mod gm12_roles;
@@ -58,7 +61,7 @@ pub struct Rule {
     /// The formats it applies to; the pipeline skips it for others.
     pub formats: &'static [Format],
     /// The function.
-    pub run: fn(&mut Ctx<'_>, &mut Fixer<'_, '_, '_>),
+    pub run: fn(&mut Ctx<'_>, &mut Fixer<'_, '_>),
 }
 
 impl std::fmt::Debug for Rule {
@@ -158,15 +161,9 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         file: "an12_tool_ids",
-        ids: &[RuleId::An12],
+        ids: &[RuleId::An12, RuleId::An46],
         formats: ANTHROPIC,
         run: an12_tool_ids::run,
-    },
-    Rule {
-        file: "an46_unique_tool_ids",
-        ids: &[RuleId::An46],
-        formats: ANTHROPIC,
-        run: an46_unique_tool_ids::run,
     },
     Rule {
         file: "an18_thinking_first",
@@ -219,6 +216,12 @@ pub const RULES: &[Rule] = &[
             RuleId::Cfg10,
             RuleId::Cfg11,
             RuleId::Cfg12,
+            RuleId::Cfg13,
+            RuleId::Cfg14,
+            RuleId::Cfg15,
+            RuleId::Cfg16,
+            RuleId::Cfg17,
+            RuleId::Cfg18,
         ],
         formats: ANTHROPIC,
         run: cfg_request_settings::run,
