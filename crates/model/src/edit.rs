@@ -312,6 +312,18 @@ impl<'t, 'a> Draft<'t, 'a> {
             .collect()
     }
 
+    /// For each message of the output, the input message it comes from, copied or edited
+    /// (`None` for a new message): where a change to the whole message is, in the input's terms.
+    pub fn derived(&self) -> Vec<Option<u32>> {
+        self.msgs
+            .iter()
+            .map(|m| match m {
+                DraftMessage::Orig { idx, .. } => Some(*idx),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What message `i`'s blocks hold: the reader's summary for an untouched message, worked
     /// out again for an edited or new one.
     #[inline]

@@ -230,9 +230,11 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
     // pass left alone (compared byte for byte, not scanned again); later passes, rare, read it
     // all.
     let kept = d.kept();
-    // For each message of the current body, the input message it is a byte-for-byte copy of:
-    // later passes report their changes in the input's terms where they can.
+    // For each message of the current body, the input message it is a byte-for-byte copy of
+    // (`origin`) or comes from at all (`whole`): later passes report their changes in the
+    // input's terms where they can (a block by `origin`, a whole message by `whole`).
     let mut origin: Vec<Option<u32>> = kept.clone();
+    let mut whole: Vec<Option<u32>> = d.derived();
     let mut current = out;
     let mut pass = 2;
     loop {
@@ -246,7 +248,7 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
             .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
             let outcome = if pass <= MAX_PASSES {
                 let (d2, s2, _) = pipeline(&out_t, &again, true);
-                let k2 = d2.kept();
+                let k2 = (d2.kept(), d2.derived());
                 match d2.output() {
                     Cow::Borrowed(_) => Err(s2.findings),
                     Cow::Owned(next) => Ok((next, s2, k2)),
@@ -264,13 +266,13 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
                 }
             }
         };
-        let (next, s2, k2) = next;
+        let (next, s2, (k2, w2)) = next;
         removed += s2.removed_guarded;
         for raw in &s2.restored {
             ledger.allow_restored(raw);
         }
         report.changes.extend(s2.changes.into_iter().map(|mut c| {
-            c.path = match input_terms(&c.path, &origin) {
+            c.path = match input_terms(&c.path, &origin, &whole) {
                 Some(p) => format!("{p} (pass {pass})"),
                 None => format!("pass {pass}: {}", c.path),
             };
@@ -279,6 +281,10 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
         origin = k2
             .iter()
             .map(|k| k.and_then(|i| origin.get(i as usize).copied().flatten()))
+            .collect();
+        whole = w2
+            .iter()
+            .map(|k| k.and_then(|i| whole.get(i as usize).copied().flatten()))
             .collect();
         report.request_changes.extend(s2.request);
         current = next;
@@ -290,16 +296,22 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
     })
 }
 
-/// A path into a later pass's input (`messages[3].content[1]`) in the original input's terms,
-/// when its message is a byte-for-byte copy of an input message (`origin`); `None` otherwise
-/// (a new or edited message, or a path outside the messages).
-fn input_terms(path: &str, origin: &[Option<u32>]) -> Option<String> {
+/// A path into a later pass's input (`messages[3].content[1]`) in the original input's terms:
+/// a block's when its message is a byte-for-byte copy of an input message (`origin`), a whole
+/// message's when it comes from one at all (`whole`); `None` otherwise (a new message, a block
+/// of an edited one, or a path outside the messages).
+fn input_terms(path: &str, origin: &[Option<u32>], whole: &[Option<u32>]) -> Option<String> {
     let (head, rest) = ["messages[", "contents["]
         .into_iter()
         .find_map(|h| path.strip_prefix(h).map(|r| (h, r)))?;
     let close = rest.find(']')?;
     let k: usize = rest[..close].parse().ok()?;
-    let j = origin.get(k).copied().flatten()?;
+    let map = if rest[close + 1..].is_empty() {
+        whole
+    } else {
+        origin
+    };
+    let j = map.get(k).copied().flatten()?;
     Some(format!("{head}{j}{}", &rest[close..]))
 }
 
