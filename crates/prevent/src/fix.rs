@@ -214,6 +214,13 @@ impl<'t, 'a> Fixer<'t, 'a> {
         });
     }
 
+    /// Runs `work` (a repair made of several fixes, whose planning costs more than the no-ops
+    /// `check` would make of them) when repairing, and gives its result; in check mode it does
+    /// nothing and gives `None`.
+    pub fn fix_with<R>(&mut self, work: impl FnOnce(&mut Self) -> R) -> Option<R> {
+        self.repair.then(|| work(self))
+    }
+
     /// Removes block `j` of message `i`. A thinking block goes whole, its fingerprint reported.
     pub fn remove_block(
         &mut self,
