@@ -214,7 +214,15 @@ impl<'t, 'a> Fixer<'t, 'a> {
         });
     }
 
+    /// Runs `work` (a repair made of several fixes, whose planning costs more than the no-ops
+    /// `check` would make of them) when repairing, and gives its result; in check mode it does
+    /// nothing and gives `None`.
+    pub fn fix_with<R>(&mut self, work: impl FnOnce(&mut Self) -> R) -> Option<R> {
+        self.repair.then(|| work(self))
+    }
+
     /// Removes block `j` of message `i`. A thinking block goes whole, its fingerprint reported.
+    /// The last block of the only message is never removed.
     pub fn remove_block(
         &mut self,
         rule: RuleId,
@@ -222,7 +230,9 @@ impl<'t, 'a> Fixer<'t, 'a> {
         j: usize,
         reason: impl Into<String>,
     ) -> bool {
-        if !self.repair {
+        // The only message is never left empty (`"messages": [{"content": []}]` is refused):
+        // the finding stays instead.
+        if !self.repair || (self.d.len() == 1 && self.d.block_count(i) == 1) {
             return false;
         }
         let l = loc(&self.d, i, Some(j));

@@ -231,8 +231,6 @@ pub enum ChangeAction {
     RemovedMessage,
     /// A message was added.
     InsertedMessage,
-    /// A message's blocks were put in another order.
-    ReorderedMessage,
     /// The next message's blocks were appended to this one, and the next message removed.
     MergedMessage,
     /// A message was put back as the provider returned it (turn store).
@@ -252,7 +250,6 @@ impl ChangeAction {
             ChangeAction::RemovedField => "removed_field",
             ChangeAction::RemovedMessage => "removed_message",
             ChangeAction::InsertedMessage => "inserted_message",
-            ChangeAction::ReorderedMessage => "reordered_message",
             ChangeAction::MergedMessage => "merged_message",
             ChangeAction::RestoredMessage => "restored_message",
             ChangeAction::Request => "request",

@@ -311,16 +311,15 @@ fn an05_removing_a_whole_message_leaves_the_next_one_alone_and_still_checked() {
 }
 
 #[test]
-fn seed19_history_starting_with_assistant_loses_the_leading_turn() {
-    let before = body(
-        "claude-sonnet-4-5",
-        "",
-        r#"{"role":"assistant","content":[{"type":"tool_use","id":"t0","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t0","content":"x"}]},{"role":"user","content":"now"}"#,
-    );
+fn seed19_history_starting_with_assistant_gets_a_bootstrap_user_turn() {
+    // No thinking follows, so a minimal user message in front binds nothing (api-rules.md §5.2,
+    // AN-01 row) and the leading turn is kept (peers.md §7 seed 19).
+    let history = r#"{"role":"assistant","content":[{"type":"tool_use","id":"t0","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t0","content":"x"}]},{"role":"user","content":"now"}"#;
+    let before = body("claude-sonnet-4-5", "", history);
     let after = body(
         "claude-sonnet-4-5",
         "",
-        r#"{"role":"user","content":"now"}"#,
+        &format!(r#"{{"role":"user","content":[{{"type":"text","text":"Continue."}}]}},{history}"#),
     );
     check(
         &before,

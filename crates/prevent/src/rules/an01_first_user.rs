@@ -8,12 +8,16 @@
 //! block is sent first, as an assistant message, in place of the summarised messages; that is
 //! valid and left alone (api-rules-2026-11.md AN-36, compaction-on-demand page).
 //!
-//! **Repair.** Leading non-user messages are removed (their thinking goes whole, reported), and
-//! then a first user message made only of results for the calls that went with them. When no
-//! message is a user message, nothing is done (reported, no repair).
+//! **Repair.** Where no thinking block is bound to the prefix (the model does not bind
+//! signatures to it, or no thinking follows), a minimal user message (`"Continue."`) is put
+//! first, so the leading turn is kept. Otherwise leading non-user messages are removed (their
+//! thinking goes whole, reported), and then a first user message made only of results for the
+//! calls that went with them; when no message is a user message, nothing is done (reported, no
+//! repair).
 //!
-//! **Why it is safe.** Nothing is invented: no user message is prepended, so no signed thinking
-//! ends up behind a new prefix (api-rules.md §5.2, AN-01 row).
+//! **Why it is safe.** A user message is prepended only where no thinking block is bound to the
+//! prefix it changes (api-rules.md §5.2, AN-01 row: "prepend a short user message only if no
+//! thinking is bound after it"); thinking blocks are never touched by it.
 
 use turnkeeper_model::Role;
 
@@ -21,7 +25,7 @@ use crate::ctx::Ctx;
 use crate::finding::Severity;
 use crate::fix::Fixer;
 use crate::id::RuleId;
-use crate::rules::common::only_tool_results;
+use crate::rules::common::{has_thinking, only_tool_results, text_block};
 
 /// Removes leading non-user messages.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
@@ -33,6 +37,28 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     // exception to this rule, api-rules-2026-11.md AN-36).
     if f.role(0) == Role::Assistant && f.block(0, 0).is_some_and(|b| b.type_name() == "compaction")
     {
+        return;
+    }
+    // Where no thinking is bound to the prefix (the model does not bind signatures to it, or no
+    // thinking follows), a minimal user message in front keeps the turn instead of removing it
+    // (api-rules.md §5.2, AN-01 row).
+    let bound = ctx.profile.prefix_bound && (0..f.len()).any(|i| has_thinking(f, i));
+    if !bound {
+        f.find(
+            RuleId::An01,
+            Severity::Error,
+            0,
+            None,
+            "messages: first message must use the \"user\" role",
+            Some("add a minimal user message first (no thinking is bound to the prefix)"),
+        );
+        f.insert_message_with(
+            RuleId::An01,
+            0,
+            Role::User,
+            |d| text_block(d, "Continue.").into_iter().collect(),
+            "added a minimal user message first: no thinking block is bound to the prefix it changes",
+        );
         return;
     }
     if !(0..f.len()).any(|i| f.role(i) == Role::User) {
@@ -81,17 +107,42 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, body, check_case};
+    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+
+    const CALL: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]},{"role":"user","content":"go on"}"#;
 
     #[test]
-    fn a_leading_assistant_message_and_its_results_go() {
-        let input = body(
-            "claude-sonnet-4-5",
-            "",
-            r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]},{"role":"user","content":"go on"}"#,
-        );
+    fn without_thinking_a_minimal_user_message_goes_first() {
+        let input = body("claude-sonnet-4-5", "", CALL);
         let after = body(
             "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"Continue."}}]}},{CALL}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-01"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn with_prefix_bound_thinking_the_leading_turn_and_its_results_go() {
+        let th = thinking("t");
+        let input = body(
+            "claude-fable-5-1",
+            "",
+            &format!(
+                r#"{{"role":"assistant","content":[{th},{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"user","content":"go on"}}"#
+            ),
+        );
+        let after = body(
+            "claude-fable-5-1",
             "",
             r#"{"role":"user","content":"go on"}"#,
         );

@@ -357,7 +357,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     end,
                     calls: &calls,
                 };
-                i = rebuild(ctx, f, run, (r_missing, r_order, r_late, r_orphan));
+                i = f
+                    .fix_with(|f| rebuild(ctx, f, run, (r_missing, r_order, r_late, r_orphan)))
+                    .unwrap_or(end);
             }
             Role::User => {
                 // A user message no assistant call claimed: any result in it is an orphan.
