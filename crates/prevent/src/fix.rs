@@ -214,6 +214,23 @@ impl<'t, 'a> Fixer<'t, 'a> {
         });
     }
 
+    /// The finding `rule` made at message `i` (block `j`) has no safe repair after all: removing
+    /// it would leave no message, or an empty one.
+    fn cannot_repair(&mut self, rule: RuleId, i: usize, j: Option<usize>) {
+        let path = loc(&self.d, i, j).path;
+        if let Some(f) = self
+            .s
+            .findings
+            .iter_mut()
+            .rev()
+            .find(|f| f.rule == rule && f.path == path && f.repair.is_some())
+        {
+            f.repair = None;
+            f.message
+                .push_str(" (left: removing it would leave the request without a message)");
+        }
+    }
+
     /// Runs `work` (a repair made of several fixes, whose planning costs more than the no-ops
     /// `check` would make of them) when repairing, and gives its result; in check mode it does
     /// nothing and gives `None`.
@@ -231,8 +248,13 @@ impl<'t, 'a> Fixer<'t, 'a> {
         reason: impl Into<String>,
     ) -> bool {
         // The only message is never left empty (`"messages": [{"content": []}]` is refused):
-        // the finding stays instead.
-        if !self.repair || (self.d.len() == 1 && self.d.block_count(i) == 1) {
+        // the finding stays instead, with no repair offered (in check mode too, so that what
+        // `repair` leaves says so).
+        if self.d.len() == 1 && self.d.block_count(i) == 1 {
+            self.cannot_repair(rule, i, Some(j));
+            return false;
+        }
+        if !self.repair {
             return false;
         }
         let l = loc(&self.d, i, Some(j));
@@ -258,7 +280,11 @@ impl<'t, 'a> Fixer<'t, 'a> {
     /// last message left is never removed: the API rejects `"messages": []`, so the finding
     /// stays instead (and `repair` reports it as left).
     pub fn remove_message(&mut self, rule: RuleId, i: usize, reason: impl Into<String>) -> bool {
-        if !self.repair || i >= self.d.len() || self.d.len() == 1 {
+        if i < self.d.len() && self.d.len() == 1 {
+            self.cannot_repair(rule, i, None);
+            return false;
+        }
+        if !self.repair || i >= self.d.len() {
             return false;
         }
         let l = loc(&self.d, i, None);
