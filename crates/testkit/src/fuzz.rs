@@ -337,11 +337,12 @@ pub fn claude_code_jsonl(data: &[u8]) {
     let Ok(p) = plan(&s, &Options::default()) else {
         return;
     };
-    let thinking = |s: &Session| -> Vec<(Option<String>, String)> {
+    // (line number, block) of every thinking block.
+    let thinking = |s: &Session| -> Vec<(usize, String)> {
         s.lines
             .iter()
             .filter_map(|l| match l.message.as_ref().map(|m| &m.content) {
-                Some(Content::Blocks(b)) => Some((l.uuid.clone(), b.clone())),
+                Some(Content::Blocks(b)) => Some((l.number, b.clone())),
                 _ => None,
             })
             .flat_map(|(u, bs)| {
@@ -359,15 +360,15 @@ pub fn claude_code_jsonl(data: &[u8]) {
         return;
     };
     let kept = thinking(&after);
-    for (uuid, block) in thinking(&s) {
+    for (line, block) in thinking(&s) {
         let still = kept.iter().any(|(_, b)| *b == block);
         let reported = p
             .changes
             .iter()
-            .any(|ch| ch.action == "removed_line" && ch.uuid.is_some() && ch.uuid == uuid);
+            .any(|ch| ch.action == "removed_line" && ch.line == line);
         if !still && !reported {
             fail(
-                format!("thinking block of line {uuid:?} changed silently"),
+                format!("thinking block of line {line} changed silently"),
                 text,
             );
         }
