@@ -348,7 +348,7 @@ pub fn claude_code_jsonl(data: &[u8]) {
             .flat_map(|(u, bs)| {
                 bs.into_iter()
                     .filter(|b| b.contains("\"thinking\""))
-                    .map(move |b| (u.clone(), b))
+                    .map(move |b| (u, b))
             })
             .collect()
     };
