@@ -218,18 +218,13 @@ fn list(a: &ListArgs) -> Result<ExitCode, String> {
         "SESSION", "UPDATED (UTC)", "SIZE", "MODEL", "HEALTH"
     );
     for (f, h) in &rows {
-        let health = if let Some(u) = h.get("unreadable") {
-            format!("unreadable: {}", u.as_str().unwrap_or_default())
+        let bad = h["problems"].as_u64().unwrap_or(0);
+        let torn: &[&str] = if h["torn"] == true {
+            &["torn line"]
         } else {
-            let e = h["errors"].as_u64().unwrap_or(0);
-            let w = h["warnings"].as_u64().unwrap_or(0);
-            let torn = if h["torn"] == true { ", torn line" } else { "" };
-            match (e, w) {
-                (0, 0) => format!("clean{torn}"),
-                (0, w) => format!("{w} warning(s){torn}"),
-                (e, _) => format!("{e} error(s){torn}"),
-            }
+            &[]
         };
+        let health = crate::render::health_text(h, &[(bad, "bad line(s)")], torn);
         println!(
             "{:<36}  {:<16}  {:>9}  {:<26}  {:<20}  {}",
             f.id,

@@ -308,28 +308,8 @@ fn list(a: &ListArgs) -> Result<ExitCode, String> {
         "SESSION", "UPDATED (UTC)", "SIZE", "MSGS", "HEALTH"
     );
     for (s, h) in &rows {
-        let health = if let Some(u) = h.get("unreadable") {
-            format!("unreadable: {}", u.as_str().unwrap_or_default())
-        } else {
-            let e = h["errors"].as_u64().unwrap_or(0);
-            let w = h["warnings"].as_u64().unwrap_or(0);
-            let p = h["problems"].as_u64().unwrap_or(0);
-            let mut parts = Vec::new();
-            if e > 0 {
-                parts.push(format!("{e} error(s)"));
-            }
-            if w > 0 {
-                parts.push(format!("{w} warning(s)"));
-            }
-            if p > 0 {
-                parts.push(format!("{p} bad file(s)"));
-            }
-            if parts.is_empty() {
-                "clean".to_owned()
-            } else {
-                parts.join(", ")
-            }
-        };
+        let bad = h["problems"].as_u64().unwrap_or(0);
+        let health = crate::render::health_text(h, &[(bad, "bad file(s)")], &[]);
         println!(
             "{:<32} {:<16} {:>9} {:>5}  {:<24} {}",
             s.id,

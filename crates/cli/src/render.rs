@@ -227,3 +227,28 @@ pub fn emit(text: &str) {
         std::process::exit(2);
     }
 }
+
+/// The HEALTH column of a session listing, from its health object (`{"unreadable"}`, or
+/// `{"errors", "warnings", ...}`) and the other counts worth naming (`(count, "bad file(s)")`),
+/// and flags (`"torn line"`).
+pub fn health_text(h: &serde_json::Value, extra: &[(u64, &str)], flags: &[&str]) -> String {
+    if let Some(u) = h.get("unreadable") {
+        return format!("unreadable: {}", u.as_str().unwrap_or_default());
+    }
+    let e = h["errors"].as_u64().unwrap_or(0);
+    let w = h["warnings"].as_u64().unwrap_or(0);
+    let mut parts = Vec::new();
+    for (n, what) in [(e, "error(s)"), (w, "warning(s)")]
+        .into_iter()
+        .chain(extra.iter().copied())
+    {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("clean".to_owned());
+    }
+    parts.extend(flags.iter().map(|f| (*f).to_owned()));
+    parts.join(", ")
+}

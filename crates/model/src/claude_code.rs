@@ -34,6 +34,7 @@ use serde_json::value::RawValue;
 
 use crate::edit::object;
 use crate::json::write_string;
+use crate::opencode::ThinkingMode;
 
 /// What went wrong reading a session file as a whole (a bad line is not an error: it becomes a
 /// [`LineProblem`]).
@@ -353,14 +354,14 @@ impl Session {
         Conversation { messages, model }
     }
 
-    /// The Messages request the conversation is sent as: `model`, `max_tokens`, `thinking`
-    /// (`thinking_json`, e.g. `{"type":"adaptive"}`, or `None`), and the messages, every block's
-    /// bytes as stored except for the `caller` member of `tool_use` blocks.
+    /// The Messages request the conversation is sent as: `model`, `max_tokens`, `thinking`, and
+    /// the messages, every block's bytes as stored except for the `caller` member of `tool_use`
+    /// blocks.
     pub fn to_request(
         &self,
         c: &Conversation,
         model: Option<&str>,
-        thinking_json: Option<&str>,
+        thinking: ThinkingMode,
     ) -> Request {
         let mut body = String::from("{");
         if let Some(m) = model {
@@ -369,9 +370,9 @@ impl Session {
             body.push(',');
         }
         body.push_str("\"max_tokens\":32000,");
-        if let Some(t) = thinking_json {
+        if let Some(t) = thinking.param_json() {
             body.push_str("\"thinking\":");
-            body.push_str(t);
+            body.push_str(&t);
             body.push(',');
         }
         body.push_str("\"messages\":[");
@@ -539,7 +540,7 @@ mod tests {
                 (LineRole::Assistant, vec![5]),
             ]
         );
-        let r = s.to_request(&c, Some("claude-sonnet-4-5"), None);
+        let r = s.to_request(&c, Some("claude-sonnet-4-5"), ThinkingMode::Off);
         assert!(!r.body.contains("caller"), "{}", r.body);
         assert_eq!(r.blocks, vec![vec![0], vec![1, 2], vec![3, 4], vec![5]]);
     }

@@ -7,13 +7,12 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
+use turnkeeper_model::ModelError;
 use turnkeeper_model::claude_code::{Content, Conversation, LineRole, Request, Session};
 use turnkeeper_model::edit::object;
-use turnkeeper_model::opencode::ThinkingMode;
-use turnkeeper_model::{Format, FormatHint, ModelError, read, read_reusing};
 
-use crate::opencode::{SWITCH_MODEL, Target, next_turn, thinking_for};
-use crate::{Finding, Options, RuleId, Severity};
+use crate::opencode::{Target, check_stored_request, thinking_for};
+use crate::{Finding, Options, RuleId};
 
 /// A finding on a Claude Code session, with the line it points at.
 #[derive(Debug, Clone, Serialize)]
@@ -36,21 +35,10 @@ pub struct SessionCheck {
     pub request: Request,
     /// The findings.
     pub findings: Vec<LineFinding>,
-    /// The model checked against (for a session not bound for Anthropic: [`SWITCH_MODEL`]).
+    /// The model checked against (for a session not bound for Anthropic: [`SWITCH_MODEL`](crate::opencode::SWITCH_MODEL)).
     pub model: Option<String>,
     /// Where the session's next request goes.
     pub target: Target,
-}
-
-/// The `thinking` parameter's JSON for a mode.
-fn thinking_json(mode: ThinkingMode) -> Option<String> {
-    match mode {
-        ThinkingMode::Manual { budget_tokens } => Some(format!(
-            "{{\"type\":\"enabled\",\"budget_tokens\":{budget_tokens}}}"
-        )),
-        ThinkingMode::Adaptive => Some("{\"type\":\"adaptive\"}".to_owned()),
-        ThinkingMode::Off => None,
-    }
 }
 
 /// Rebuilds `session`'s conversation and checks it as its next request (the replayed messages
@@ -67,30 +55,15 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         Some(m) => Target::of(None, Some(m)),
         None => Target::of(Some("anthropic"), None),
     };
-    let model = if target.is_anthropic() {
-        target.model.clone()
-    } else {
-        Some(SWITCH_MODEL.to_owned())
-    };
-    let thinking = thinking_json(thinking_for(opts, model.as_deref()));
-    let request = session.to_request(&conversation, model.as_deref(), thinking.as_deref());
-    let converted = read(&request.body, FormatHint::Exactly(Format::Anthropic))?;
-    let next = next_turn(&converted);
-    let reread;
-    let t = match &next {
-        Some((body, kept)) => {
-            reread = read_reusing(body, &converted, kept)?;
-            &reread
-        }
-        None => &converted,
-    };
-    let check_opts = Options {
-        model: model.clone(),
-        ..opts.clone()
-    };
-    let findings = crate::check(t, &check_opts)
+    let model = target.checked_model();
+    let request = session.to_request(
+        &conversation,
+        model.as_deref(),
+        thinking_for(opts, model.as_deref()),
+    );
+    let findings = check_stored_request(&request.body, &target, model.as_deref(), opts, "sent to")?
         .into_iter()
-        .map(|mut f| {
+        .map(|f| {
             // A finding on the appended prompt (a result missing after the last response)
             // points at the last line before it.
             let origin = match (f.message_index, f.block_index) {
@@ -103,14 +76,6 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
                 },
                 _ => None,
             };
-            if !target.is_anthropic() {
-                f.severity = f.severity.min(Severity::Warning);
-                f.message = format!(
-                    "if this session is sent to Claude ({SWITCH_MODEL}): {}",
-                    f.message
-                );
-                f.repair = None;
-            }
             LineFinding {
                 line: origin.map(|i| session.lines[i].number),
                 uuid: origin.and_then(|i| session.lines[i].uuid.clone()),

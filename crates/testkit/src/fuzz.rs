@@ -330,7 +330,11 @@ pub fn claude_code_jsonl(data: &[u8]) {
         return;
     };
     let c = s.rebuild();
-    let r = s.to_request(&c, Some("claude-sonnet-4-5"), None);
+    let r = s.to_request(
+        &c,
+        Some("claude-sonnet-4-5"),
+        turnkeeper_model::opencode::ThinkingMode::Off,
+    );
     if serde_json::from_str::<serde::de::IgnoredAny>(&r.body).is_err() {
         fail("the rebuilt request is not JSON", text);
     }

@@ -505,6 +505,20 @@ pub enum ThinkingMode {
     Off,
 }
 
+impl ThinkingMode {
+    /// The request's `thinking` parameter as JSON text (`{"type":"adaptive"}`,
+    /// `{"type":"enabled","budget_tokens":N}`), or `None` for no parameter.
+    pub fn param_json(self) -> Option<String> {
+        match self {
+            ThinkingMode::Manual { budget_tokens } => Some(format!(
+                "{{\"type\":\"enabled\",\"budget_tokens\":{budget_tokens}}}"
+            )),
+            ThinkingMode::Adaptive => Some("{\"type\":\"adaptive\"}".to_owned()),
+            ThinkingMode::Off => None,
+        }
+    }
+}
+
 /// Options of [`to_anthropic_request`].
 #[derive(Debug, Clone)]
 pub struct AnthropicOptions {

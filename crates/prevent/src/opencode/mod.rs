@@ -113,6 +113,57 @@ impl Target {
     pub fn is_anthropic(&self) -> bool {
         self.family == Family::Anthropic
     }
+
+    /// The model a stored session is checked against: its own when it is bound for Anthropic,
+    /// else [`SWITCH_MODEL`] (what would break if it were moved to Claude).
+    pub fn checked_model(&self) -> Option<String> {
+        if self.is_anthropic() {
+            self.model.clone()
+        } else {
+            Some(SWITCH_MODEL.to_owned())
+        }
+    }
+}
+
+/// Checks `body`, the request a stored session converts to, as the session's next request (a new
+/// prompt appended when it ends with the assistant's reply, [`next_turn_body`]) for `model`.
+/// For a target not bound for Anthropic every finding is capped at a warning, says it concerns a
+/// move to Claude (`moved`: "switched to", "sent to"), and offers no repair. Locations are in
+/// `body`'s terms: the appended prompt comes last, so every message keeps its index.
+pub(crate) fn check_stored_request(
+    body: &str,
+    target: &Target,
+    model: Option<&str>,
+    opts: &Options<'_>,
+    moved: &str,
+) -> Result<Vec<Finding>, ModelError> {
+    let converted = read(body, FormatHint::Exactly(Format::Anthropic))?;
+    // The next request differs by one message at the end: read it reusing the rest.
+    let next = next_turn(&converted);
+    let reread;
+    let t = match &next {
+        Some((body, kept)) => {
+            reread = read_reusing(body, &converted, kept)?;
+            &reread
+        }
+        None => &converted,
+    };
+    let check_opts = Options {
+        model: model.map(str::to_owned),
+        ..opts.clone()
+    };
+    let mut findings = crate::check(t, &check_opts);
+    if !target.is_anthropic() {
+        for f in &mut findings {
+            f.severity = f.severity.min(Severity::Warning);
+            f.message = format!(
+                "if this session is {moved} Claude ({SWITCH_MODEL}): {}",
+                f.message
+            );
+            f.repair = None;
+        }
+    }
+    Ok(findings)
 }
 
 /// The Claude model a session not bound for Anthropic is checked against, to say what would
@@ -208,11 +259,7 @@ pub(crate) fn next_turn(t: &Transcript<'_>) -> Option<(String, Vec<Option<u32>>)
 /// When the converted body cannot be read (a bug in the conversion).
 pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionCheck, ModelError> {
     let target = session_target(session, opts.model.as_deref());
-    let model = if target.is_anthropic() {
-        target.model.clone()
-    } else {
-        Some(SWITCH_MODEL.to_owned())
-    };
+    let model = target.checked_model();
     let thinking = thinking_for(opts, model.as_deref());
     let request = to_anthropic_request(
         session,
@@ -228,45 +275,26 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
                 .is_some_and(|m| m.to_ascii_lowercase().contains("claude")),
         },
     );
-    let converted = read(&request.body, FormatHint::Exactly(Format::Anthropic))?;
-    // The next request differs by one message at the end: read it reusing the rest.
-    let next = next_turn(&converted);
-    let reread;
-    let t = match &next {
-        Some((body, kept)) => {
-            reread = read_reusing(body, &converted, kept)?;
-            &reread
+    let findings = check_stored_request(
+        &request.body,
+        &target,
+        model.as_deref(),
+        opts,
+        "switched to",
+    )?
+    .into_iter()
+    .map(|f| {
+        let origin = match (f.message_index, f.block_index) {
+            (Some(m), b) => request.origin(m, b.unwrap_or(0)),
+            _ => None,
+        };
+        SessionFinding {
+            message_id: origin.map(|o| o.message_id.clone()),
+            part_id: f.block_index.and(origin.map(|o| o.part_id.clone())),
+            finding: f,
         }
-        None => &converted,
-    };
-    let check_opts = Options {
-        model: model.clone(),
-        ..opts.clone()
-    };
-    // The appended prompt comes last, so every converted message keeps its index.
-    let findings = crate::check(t, &check_opts)
-        .into_iter()
-        .map(|mut f| {
-            let origin = match (f.message_index, f.block_index) {
-                (Some(m), Some(b)) => request.origin(m, b),
-                (Some(m), None) => request.origin(m, 0),
-                _ => None,
-            };
-            if !target.is_anthropic() {
-                f.severity = f.severity.min(Severity::Warning);
-                f.message = format!(
-                    "if this session is switched to Claude ({SWITCH_MODEL}): {}",
-                    f.message
-                );
-                f.repair = None;
-            }
-            SessionFinding {
-                message_id: origin.map(|o| o.message_id.clone()),
-                part_id: f.block_index.and(origin.map(|o| o.part_id.clone())),
-                finding: f,
-            }
-        })
-        .collect();
+    })
+    .collect();
     Ok(SessionCheck {
         request,
         findings,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use turnkeeper_model::opencode::Session;
 
+use super::sqlite::sidecar;
 use super::{JsonStore, Listing, SqliteStore, StoreError};
 
 /// What looked for a store names, for the error when none is found.
@@ -68,12 +69,7 @@ impl Located {
         match self {
             Located::Json(s) => vec![s.root().to_owned()],
             Located::Sqlite { path, .. } => {
-                let with = |suffix: &str| {
-                    let mut s = path.as_os_str().to_owned();
-                    s.push(suffix);
-                    PathBuf::from(s)
-                };
-                vec![path.clone(), with("-wal"), with("-shm")]
+                vec![path.clone(), sidecar(path, "-wal"), sidecar(path, "-shm")]
             }
         }
     }

@@ -24,7 +24,7 @@ pub struct SqliteStore {
 }
 
 /// `<db><suffix>`: SQLite's `-wal` and `-shm` files beside a database.
-fn sidecar(db: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sidecar(db: &Path, suffix: &str) -> PathBuf {
     let mut s = db.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
