@@ -6,12 +6,40 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Creates (truncating) the temporary file; `private` makes it readable and writable by its
+/// owner only (mode 0600 on Unix).
+fn create(path: &Path, private: bool) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    o.open(path)
+}
+
+/// Like [`write_atomically`], for a file only its owner may read (mode 0600 on Unix): the turn
+/// store's files, which hold transcripts.
+///
+/// # Errors
+/// The first I/O error; `path` is then unchanged.
+pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, bytes, true)
+}
+
 /// Writes `bytes` to `path` atomically (see the module docs). The temporary file,
 /// `.<name>.<pid>.turnkeeper.tmp`, is removed when a step fails.
 ///
 /// # Errors
 /// The first I/O error; `path` is then unchanged.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, bytes, false)
+}
+
+fn write_with(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -25,7 +53,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::process::id()
     ));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create(&tmp, private)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -39,4 +67,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn a_private_file_is_readable_by_its_owner_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("turn.json");
+        write_private_atomically(&p, b"{}").expect("write");
+        let mode = std::fs::metadata(&p).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(std::fs::read(&p).expect("read"), b"{}");
+        // Nothing is left behind but the file itself.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("turn.json")]);
+    }
 }

@@ -18,4 +18,4 @@ pub mod store;
 
 pub use ledger::{GuardViolation, Ledger, fingerprint, is_guarded};
 pub use provenance::{Provenance, provenance, provenance_of_base64};
-pub use store::{StoreError, StoredTurn, TurnStore};
+pub use store::{StoreError, StoredTurn, TurnKeys, TurnStore};

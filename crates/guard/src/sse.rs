@@ -23,6 +23,10 @@ pub struct Assembled {
     pub content: String,
     /// The stream's `error` event payload, if one arrived.
     pub error: Option<String>,
+    /// True when the stream reached its `message_stop` event with no `error` event: the message
+    /// is whole. A stream cut short (a dropped connection, an overloaded upstream) is not, and
+    /// must not be recorded as a turn.
+    pub complete: bool,
 }
 
 #[derive(Default)]
@@ -114,6 +118,7 @@ pub fn assemble(stream: &str) -> Assembled {
                 }
             }
             Some("error") => out.error = Some(data.to_owned()),
+            Some("message_stop") => out.complete = true,
             _ => {}
         }
     }
@@ -126,6 +131,7 @@ pub fn assemble(stream: &str) -> Assembled {
     }
     content.push(']');
     out.content = content;
+    out.complete &= out.error.is_none();
     out
 }
 
@@ -188,5 +194,14 @@ event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,
             r#"[{"type":"thinking","thinking":"Let me \"think\" é","signature":"EqQBCkY="},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}]"#
         );
         assert!(looks_like_sse(sse));
+        assert!(!a.complete, "no message_stop: the stream was cut short");
+        let whole = format!("{sse}event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n");
+        assert!(assemble(&whole).complete);
+        let failed = format!(
+            "{whole}event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"overloaded_error\"}}}}\n\n"
+        );
+        let f = assemble(&failed);
+        assert!(!f.complete);
+        assert!(f.error.is_some_and(|e| e.contains("overloaded_error")));
     }
 }

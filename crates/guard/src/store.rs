@@ -9,7 +9,7 @@
 //! On disk the store is a directory of JSON files, one per turn, each written atomically (a
 //! temporary file in the same directory, flushed, renamed over, the directory synced).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -46,13 +46,121 @@ pub struct StoredTurn {
     pub content: String,
 }
 
-/// The store: turns in memory, optionally backed by a directory.
+/// The keys a stored turn is found by: the ids of the tool calls it made (unique per response),
+/// and a hash of its visible text. A store shared between processes (the proxy's Redis store)
+/// indexes turns by these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnKeys {
+    /// The `tool_use` / `server_tool_use` ids, in order.
+    pub tool_ids: Vec<String>,
+    /// A hash (32 hex digits) of the trimmed non-blank text blocks, when there is any.
+    pub text: Option<String>,
+}
+
+impl TurnKeys {
+    /// The keys of message `msg` of `t`.
+    pub fn of(t: &Transcript<'_>, msg: usize) -> TurnKeys {
+        let (tool_ids, text) = keys(t, msg);
+        TurnKeys { tool_ids, text }
+    }
+
+    /// True when the turn can be found by nothing (no tool call, no text).
+    pub fn is_empty(&self) -> bool {
+        self.tool_ids.is_empty() && self.text.is_none()
+    }
+}
+
+impl StoredTurn {
+    /// The turn a response body carries: a Messages API response (JSON) or its event stream
+    /// (SSE). A stream must be complete (it reached `message_stop` with no `error` event): a
+    /// stream cut short is not a turn the provider finished, and recording it would restore a
+    /// truncated turn later.
+    ///
+    /// # Errors
+    /// [`StoreError::NotAResponse`] when `body` is not a whole response.
+    pub fn from_response(body: &str) -> Result<StoredTurn, StoreError> {
+        if sse::looks_like_sse(body) {
+            let a = sse::assemble(body);
+            if let Some(e) = &a.error {
+                return Err(StoreError::NotAResponse(format!(
+                    "the stream ended with an error event: {e}"
+                )));
+            }
+            if !a.complete {
+                return Err(StoreError::NotAResponse(
+                    "the stream ended before `message_stop`".to_owned(),
+                ));
+            }
+            if a.content == "[]" {
+                return Err(StoreError::NotAResponse(
+                    "the stream carried no content block".to_owned(),
+                ));
+            }
+            return Ok(StoredTurn {
+                response_id: a.id,
+                model: a.model,
+                content: a.content,
+            });
+        }
+        let t = read(body, FormatHint::Exactly(Format::Anthropic))
+            .map_err(|e| StoreError::NotAResponse(e.to_string()))?;
+        if t.body != BodyKind::Response {
+            return Err(StoreError::NotAResponse(
+                "a request body, not a response (expected {\"type\":\"message\",\"content\":[...]})".to_owned(),
+            ));
+        }
+        let content = t.messages[0]
+            .content_span
+            .map(|s| s.get(body).to_owned())
+            .unwrap_or_default();
+        Ok(StoredTurn {
+            response_id: t.meta.response_id.map(|s| s.decode(body).into_owned()),
+            model: t.model().map(|m| m.into_owned()),
+            content,
+        })
+    }
+
+    /// The keys this turn is found by.
+    ///
+    /// # Errors
+    /// [`StoreError::NotAResponse`] when `content` is not a content array.
+    pub fn keys(&self) -> Result<TurnKeys, StoreError> {
+        let body = self.as_message();
+        let t = read(&body, FormatHint::Exactly(Format::Anthropic)).map_err(|_| {
+            StoreError::NotAResponse("a stored turn whose content does not parse".to_owned())
+        })?;
+        Ok(TurnKeys::of(&t, 0))
+    }
+
+    /// The fingerprint of the content: the turn's name on disk and in shared stores.
+    pub fn fingerprint(&self) -> String {
+        crate::ledger::fingerprint(&self.content)
+    }
+
+    fn as_message(&self) -> String {
+        format!(
+            "{{\"type\":\"message\",\"role\":\"assistant\",\"content\":{}}}",
+            self.content
+        )
+    }
+}
+
+/// The store: turns in memory, optionally backed by a directory, optionally bounded.
+///
+/// A bounded store ([`TurnStore::with_limit`]) keeps the most recently recorded turns and
+/// forgets the oldest (deleting its file, with a directory), so a long-running process (the
+/// proxy) holds a bounded amount of memory and disk.
 #[derive(Debug, Default)]
 pub struct TurnStore {
     dir: Option<PathBuf>,
-    turns: Vec<StoredTurn>,
-    by_tool: HashMap<String, usize>,
-    by_text: HashMap<String, usize>,
+    limit: Option<usize>,
+    next: u64,
+    turns: HashMap<u64, StoredTurn>,
+    /// Slots, oldest first.
+    order: VecDeque<u64>,
+    by_fingerprint: HashMap<String, u64>,
+    by_tool: HashMap<String, u64>,
+    by_text: HashMap<String, u64>,
     /// Files in the directory that could not be read, with the reason.
     pub problems: Vec<String>,
 }
@@ -102,26 +210,43 @@ impl TurnStore {
         TurnStore::default()
     }
 
-    /// Opens (creating it if needed) the store in `dir` and loads every turn in it. Unreadable
-    /// files are listed in [`TurnStore::problems`], not fatal.
+    /// Opens (creating it if needed, readable by its owner only) the store in `dir` and loads
+    /// every turn in it, oldest file first. Unreadable files are listed in
+    /// [`TurnStore::problems`], not fatal.
     ///
     /// # Errors
     /// When the directory cannot be created or listed.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
+        TurnStore::open_bounded(dir, None)
+    }
+
+    /// Like [`TurnStore::open`], keeping at most `limit` turns: when the directory holds more,
+    /// the oldest (by modification time) are deleted.
+    ///
+    /// # Errors
+    /// When the directory cannot be created or listed.
+    pub fn open_bounded(dir: impl AsRef<Path>, limit: Option<usize>) -> Result<Self, StoreError> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        create_private_dir(dir).map_err(io(dir))?;
         let mut store = TurnStore {
             dir: Some(dir.to_owned()),
+            limit,
             ..TurnStore::default()
         };
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
             .map_err(io(dir))?
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .map(|p| {
+                let t = std::fs::metadata(&p)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                (t, p)
+            })
             .collect();
         entries.sort();
-        for p in entries {
+        for (_, p) in entries {
             match std::fs::read_to_string(&p)
                 .map_err(|e| e.to_string())
                 .and_then(|s| serde_json::from_str::<StoredTurn>(&s).map_err(|e| e.to_string()))
@@ -131,6 +256,14 @@ impl TurnStore {
             }
         }
         Ok(store)
+    }
+
+    /// Bounds the store to `limit` turns (at least one), forgetting the oldest beyond it.
+    #[must_use]
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit.max(1));
+        self.evict();
+        self
     }
 
     /// Number of stored turns.
@@ -143,68 +276,94 @@ impl TurnStore {
         self.turns.is_empty()
     }
 
+    /// Adds `turn` in memory only (never written to the directory): for a store assembled for
+    /// one request from a shared store's turns. A turn already held is refreshed, not doubled.
+    pub fn insert(&mut self, turn: StoredTurn) {
+        self.index(turn);
+    }
+
     fn index(&mut self, turn: StoredTurn) {
-        let body = format!(
-            "{{\"type\":\"message\",\"role\":\"assistant\",\"content\":{}}}",
-            turn.content
-        );
-        let Ok(t) = read(&body, FormatHint::Exactly(Format::Anthropic)) else {
+        let fp = turn.fingerprint();
+        if let Some(old) = self.by_fingerprint.get(&fp).copied() {
+            // The same content again: make it the newest, keep one copy.
+            self.order.retain(|&s| s != old);
+            self.order.push_back(old);
+            return;
+        }
+        let Ok(k) = turn.keys() else {
             self.problems
                 .push("a stored turn whose content does not parse".to_owned());
             return;
         };
-        let (ids, text) = keys(&t, 0);
-        let n = self.turns.len();
-        for id in ids {
-            self.by_tool.insert(id, n);
+        let slot = self.next;
+        self.next += 1;
+        for id in k.tool_ids {
+            self.by_tool.insert(id, slot);
         }
-        if let Some(text) = text {
-            self.by_text.insert(text, n);
+        if let Some(text) = k.text {
+            self.by_text.insert(text, slot);
         }
-        self.turns.push(turn);
+        self.by_fingerprint.insert(fp, slot);
+        self.turns.insert(slot, turn);
+        self.order.push_back(slot);
+        self.evict();
     }
 
-    /// Records a response body: a Messages API response (JSON) or its event stream (SSE).
-    /// Returns the stored turn. With a directory, the turn is also written to disk atomically.
+    /// Forgets the oldest turns beyond the limit, and deletes their files.
+    fn evict(&mut self) {
+        let Some(limit) = self.limit else {
+            return;
+        };
+        while self.turns.len() > limit {
+            let Some(slot) = self.order.pop_front() else {
+                break;
+            };
+            let Some(turn) = self.turns.remove(&slot) else {
+                continue;
+            };
+            self.by_tool.retain(|_, s| *s != slot);
+            self.by_text.retain(|_, s| *s != slot);
+            let fp = turn.fingerprint();
+            self.by_fingerprint.remove(&fp);
+            if let Some(dir) = &self.dir {
+                let path = dir.join(format!("{fp}.json"));
+                if let Err(e) = std::fs::remove_file(&path)
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    tracing::warn!(path = %path.display(), error = %e, "could not delete an evicted turn");
+                }
+            }
+            tracing::debug!(turn = %fp, "turn store: oldest turn evicted");
+        }
+    }
+
+    /// Records a response body: a Messages API response (JSON) or its complete event stream
+    /// (SSE). Returns the stored turn. With a directory, the turn is also written to disk
+    /// atomically, readable by its owner only.
     ///
     /// # Errors
-    /// When `body` is not a response, or writing fails.
+    /// When `body` is not a whole response, or writing fails.
     pub fn add_response(&mut self, body: &str) -> Result<&StoredTurn, StoreError> {
-        let turn = if sse::looks_like_sse(body) {
-            let a = sse::assemble(body);
-            if a.content == "[]" {
-                return Err(StoreError::NotAResponse(
-                    "the stream carried no content block".to_owned(),
-                ));
-            }
-            StoredTurn {
-                response_id: a.id,
-                model: a.model,
-                content: a.content,
-            }
-        } else {
-            let t = read(body, FormatHint::Exactly(Format::Anthropic))
-                .map_err(|e| StoreError::NotAResponse(e.to_string()))?;
-            if t.body != BodyKind::Response {
-                return Err(StoreError::NotAResponse(
-                    "a request body, not a response (expected {\"type\":\"message\",\"content\":[...]})".to_owned(),
-                ));
-            }
-            let content = t.messages[0]
-                .content_span
-                .map(|s| s.get(body).to_owned())
-                .unwrap_or_default();
-            StoredTurn {
-                response_id: t.meta.response_id.map(|s| s.decode(body).into_owned()),
-                model: t.model().map(|m| m.into_owned()),
-                content,
-            }
-        };
+        let turn = StoredTurn::from_response(body)?;
+        self.add(turn)
+    }
+
+    /// Records a turn (see [`TurnStore::add_response`]).
+    ///
+    /// # Errors
+    /// When writing fails.
+    pub fn add(&mut self, turn: StoredTurn) -> Result<&StoredTurn, StoreError> {
+        let fp = turn.fingerprint();
         if let Some(dir) = &self.dir {
             write_atomically(dir, &turn)?;
         }
         self.index(turn);
-        Ok(&self.turns[self.turns.len() - 1])
+        self.by_fingerprint
+            .get(&fp)
+            .and_then(|s| self.turns.get(s))
+            .ok_or_else(|| {
+                StoreError::NotAResponse("a turn whose content does not parse".to_owned())
+            })
     }
 
     /// The stored original of message `msg` of `t`, if the store has it.
@@ -213,15 +372,29 @@ impl TurnStore {
         ids.iter()
             .find_map(|id| self.by_tool.get(id))
             .or_else(|| text.and_then(|x| self.by_text.get(&x)))
-            .and_then(|&n| self.turns.get(n))
+            .and_then(|n| self.turns.get(n))
     }
 }
 
+/// Creates `dir` (and its parents) and, on Unix, makes it accessible to its owner only.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
 fn write_atomically(dir: &Path, turn: &StoredTurn) -> Result<(), StoreError> {
-    let name = format!("{}.json", &crate::ledger::fingerprint(&turn.content));
+    let name = format!("{}.json", turn.fingerprint());
     let path = dir.join(&name);
     let text = serde_json::to_string(turn).map_err(|e| StoreError::NotAResponse(e.to_string()))?;
-    crate::fsio::write_atomically(&path, text.as_bytes()).map_err(io(&path))
+    crate::fsio::write_private_atomically(&path, text.as_bytes()).map_err(io(&path))
 }
 
 #[cfg(test)]
@@ -244,6 +417,76 @@ mod tests {
         let turn = s.find(&t, 1).expect("found");
         assert!(turn.content.contains("EqQBCkYIBxgC"));
         assert_eq!(turn.response_id.as_deref(), Some("msg_1"));
+    }
+
+    fn response(n: usize) -> String {
+        format!(
+            r#"{{"id":"msg_{n}","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"thinking","thinking":"t{n}","signature":"EqQBCkYIBxgC"}},{{"type":"tool_use","id":"toolu_{n}","name":"f","input":{{}}}}],"stop_reason":"tool_use"}}"#
+        )
+    }
+
+    fn asking_for(n: usize) -> String {
+        format!(
+            r#"{{"messages":[{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_{n}","name":"f","input":{{}}}}]}}]}}"#
+        )
+    }
+
+    fn found(s: &TurnStore, n: usize) -> Option<String> {
+        let req = asking_for(n);
+        let t = read(&req, FormatHint::Auto).expect("reads");
+        s.find(&t, 1).and_then(|turn| turn.response_id.clone())
+    }
+
+    #[test]
+    fn a_bounded_store_forgets_the_oldest_turn_and_its_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut s = TurnStore::open(dir.path()).expect("open").with_limit(2);
+        for n in 1..=3 {
+            s.add_response(&response(n)).expect("add");
+        }
+        assert_eq!(s.len(), 2);
+        assert_eq!(found(&s, 1), None);
+        assert_eq!(found(&s, 2).as_deref(), Some("msg_2"));
+        assert_eq!(found(&s, 3).as_deref(), Some("msg_3"));
+        let files = std::fs::read_dir(dir.path()).expect("ls").count();
+        assert_eq!(files, 2, "the evicted turn's file is deleted");
+        // Recording a held turn again makes it the newest instead of doubling it.
+        s.add_response(&response(2)).expect("again");
+        s.add_response(&response(4)).expect("add");
+        assert_eq!(found(&s, 2).as_deref(), Some("msg_2"));
+        assert_eq!(found(&s, 3), None);
+        // Reopening with a smaller limit trims what is on disk.
+        drop(s);
+        let s = TurnStore::open_bounded(dir.path(), Some(1)).expect("reopen");
+        assert_eq!(s.len(), 1);
+        assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 1);
+    }
+
+    #[test]
+    fn keys_and_insert_serve_a_store_assembled_for_one_request() {
+        let turn = StoredTurn::from_response(&response(7)).expect("turn");
+        let k = turn.keys().expect("keys");
+        assert_eq!(k.tool_ids, vec!["toolu_7".to_owned()]);
+        assert_eq!(k.text, None);
+        assert!(!k.is_empty());
+        let mut s = TurnStore::in_memory();
+        s.insert(turn.clone());
+        s.insert(turn);
+        assert_eq!(s.len(), 1);
+        assert_eq!(found(&s, 7).as_deref(), Some("msg_7"));
+        let req = asking_for(7);
+        let t = read(&req, FormatHint::Auto).expect("reads");
+        assert_eq!(TurnKeys::of(&t, 1), k);
+    }
+
+    #[test]
+    fn a_stream_cut_short_is_not_a_turn() {
+        let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"content\":[]}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"hi\"}}\n\n";
+        let e = StoredTurn::from_response(start).expect_err("cut short");
+        assert!(e.to_string().contains("message_stop"), "{e}");
+        let whole = format!("{start}event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n");
+        let turn = StoredTurn::from_response(&whole).expect("whole");
+        assert_eq!(turn.content, r#"[{"type":"text","text":"hi"}]"#);
     }
 
     #[test]
