@@ -9,8 +9,12 @@
 //! overview, troubleshooting and preserved-thinking pages; anthropics/claude-code#2746 for the
 //! older wording, api-rules-2026-11.md §1.6).
 //!
-//! **Repair.** When the turn store holds the provider's original of an assistant message and it
-//! differs in its thinking, the message is put back as the provider returned it. Without a
+//! **Repair.** When the turn store holds the provider's original of an assistant message that
+//! still carries thinking and it differs in its thinking, the message is put back as the
+//! provider returned it. A turn whose thinking was dropped whole is left alone: the API accepts
+//! a turn without its thinking (real traffic: pydantic-ai's `agui_0_1_10_drops_prefix` replays
+//! its latest turn so, and gets a 200), and where thinking is required (an open tool loop),
+//! AN-16 restores it. Without a
 //! stored original, a latest turn that looks edited (thinking not first, an unsigned thinking
 //! block) is reported as unverifiable (a warning), never guessed at.
 //!
@@ -32,7 +36,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         if f.role(i) != Role::Assistant {
             continue;
         }
-        if let Some((blocks, guarded)) = stored_original(ctx, f, i) {
+        if has_thinking(f, i)
+            && let Some((blocks, guarded)) = stored_original(ctx, f, i)
+        {
             f.find(RuleId::An22, Severity::Error, i, None,
                 "`thinking` or `redacted_thinking` blocks differ from the original response: they must remain as they were",
                 Some("restore the turn from the store"));
@@ -57,6 +63,55 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 mod tests {
     use crate::rules::common::testing::{body, thinking};
     use crate::{Options, Severity, check};
+
+    #[test]
+    fn a_turn_whose_thinking_was_dropped_whole_is_not_restored() {
+        let th = thinking("t");
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{th},{{"type":"text","text":"289"}}]}}"#
+            ))
+            .expect("stored");
+        let opts = Options {
+            store: Some(&store),
+            ..Options::default()
+        };
+        let turn = |content: &str| {
+            body(
+                "claude-sonnet-4-5",
+                r#"{"type":"enabled","budget_tokens":1024}"#,
+                &format!(
+                    r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{content}]}},{{"role":"user","content":"ok"}}"#
+                ),
+            )
+        };
+        // Dropped whole: the API accepts it as it is.
+        let dropped = turn(r#"{"type":"text","text":"289"}"#);
+        let t =
+            turnkeeper_model::read(&dropped, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &opts).expect("repairs");
+        assert!(r.report.changes.is_empty(), "{:?}", r.report.changes);
+        assert_eq!(r.body, dropped);
+        // Edited: put back.
+        let edited = turn(&format!(r#"{{"type":"text","text":"289"}},{th}"#));
+        let t = turnkeeper_model::read(&edited, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &opts).expect("repairs");
+        let rules: Vec<String> = r
+            .report
+            .changes
+            .iter()
+            .map(|c| c.rule.to_string())
+            .collect();
+        assert_eq!(rules, ["AN-22"]);
+        assert!(
+            r.body.contains(&format!(
+                r#""content":[{th},{{"type":"text","text":"289"}}]"#
+            )),
+            "{}",
+            r.body
+        );
+    }
 
     #[test]
     fn an_edited_looking_latest_turn_without_a_store_is_only_a_warning() {
