@@ -1,13 +1,14 @@
 //! `cargo xtask publish`: the crates a user can add, checked as crates.io would take them.
 //!
 //! `cargo publish --dry-run --workspace` packages every publishable crate in dependency order
-//! (model, guard, prevent, recover, stores, the facade `turnkeeper-kit`, the CLI
+//! (model, guard, prevent, recover, stores, proxy, the facade `turnkeeper-kit`, the CLI
 //! `turnkeeper-cli`), each verified by building the packaged sources against the ones before it
 //! (cargo's local overlay of the crates not yet on the registry). `testkit` and `xtask` are
 //! `publish = false`.
 //!
-//! [`no_sqlite_below_stores`] checks the layering the stores crate exists for: the base crate
-//! and the facade without its default feature link no SQLite.
+//! [`no_sqlite_below_stores`] checks the layering the stores and proxy crates exist for: the
+//! base crate and the facade without its default feature link no SQLite, and the facade (with
+//! its default features) links no async runtime or HTTP stack.
 
 use std::path::Path;
 use std::process::Command;
@@ -35,9 +36,12 @@ pub fn command(root: &Path, build: bool) -> Cmd {
 }
 
 /// The crates that must not link SQLite, each with the `cargo tree` flags that select it.
-const PURE: [(&str, &[&str]); 2] = [
+const PURE: [(&str, &[&str]); 3] = [
     ("turnkeeper-model", &[]),
     ("turnkeeper-kit", &["--no-default-features"]),
+    // SQLite is expected here (the default feature `stores`); the check is for the proxy's
+    // runtime, which must never reach the facade.
+    ("turnkeeper-kit", &[]),
 ];
 
 /// Fails when `rusqlite` is among the normal dependencies of a crate that must stay pure.
@@ -54,9 +58,22 @@ pub fn no_sqlite_below_stores(root: &Path) -> Result<()> {
                 String::from_utf8_lossy(&out.stderr)
             )));
         }
-        if String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .any(|l| l.starts_with("rusqlite ") || l.starts_with("libsqlite3-sys "))
+        let tree = String::from_utf8_lossy(&out.stdout).into_owned();
+        if krate == "turnkeeper-kit"
+            && flags.is_empty()
+            && let Some(l) = tree.lines().find(|l| {
+                l.starts_with("tokio ") || l.starts_with("hyper ") || l.starts_with("redis ")
+            })
+        {
+            return Err(fail(format!(
+                "turnkeeper-kit links `{l}`: the proxy's runtime belongs in turnkeeper-proxy"
+            )));
+        }
+        let stores_expected = krate == "turnkeeper-kit" && flags.is_empty();
+        if !stores_expected
+            && tree
+                .lines()
+                .any(|l| l.starts_with("rusqlite ") || l.starts_with("libsqlite3-sys "))
         {
             return Err(fail(format!(
                 "{krate} {} links SQLite: storage belongs in turnkeeper-stores",

@@ -1,6 +1,7 @@
 //! The `turnkeeper` command-line tool: inspect, check and repair LLM conversation transcripts,
-//! record provider responses in a turn store, classify provider errors and plan the retry, and
-//! doctor OpenCode sessions on disk.
+//! record provider responses in a turn store, classify provider errors and plan the retry,
+//! doctor OpenCode and Claude Code sessions on disk, and run a local proxy that does all of it on
+//! live traffic.
 //!
 //! Exit codes: 0 success (for `check`: no error-level finding); 1 `check` found errors; 2
 //! unreadable input or a usage error; 3 `repair` left errors the policy cannot repair, or
@@ -12,6 +13,7 @@ mod claude_code;
 mod input;
 mod inspect;
 mod opencode;
+mod proxy;
 mod recover;
 mod render;
 mod store;
@@ -51,6 +53,9 @@ enum Command {
         #[command(subcommand)]
         command: opencode::OpencodeCommand,
     },
+    /// A local Anthropic endpoint: point an agent's base URL at it and every request is
+    /// restored, repaired and recovered on its way (runs until Ctrl-C).
+    Proxy(proxy::ProxyArgs),
     /// Claude Code's sessions (~/.claude/projects): list, check, repair by whole lines, undo.
     #[command(name = "claude-code")]
     ClaudeCode {
@@ -84,6 +89,7 @@ fn main() -> ExitCode {
         Command::Recover(a) => recover::run(&a),
         Command::Opencode { command } => opencode::run(&command),
         Command::ClaudeCode { command } => claude_code::run(&command),
+        Command::Proxy(a) => proxy::run(&a),
     }
 }
 

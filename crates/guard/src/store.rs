@@ -368,10 +368,15 @@ impl TurnStore {
 
     /// The stored original of message `msg` of `t`, if the store has it.
     pub fn find(&self, t: &Transcript<'_>, msg: usize) -> Option<&StoredTurn> {
-        let (ids, text) = keys(t, msg);
-        ids.iter()
+        self.find_keys(&TurnKeys::of(t, msg))
+    }
+
+    /// The stored turn with these keys: the first tool call id found, else the text hash.
+    pub fn find_keys(&self, k: &TurnKeys) -> Option<&StoredTurn> {
+        k.tool_ids
+            .iter()
             .find_map(|id| self.by_tool.get(id))
-            .or_else(|| text.and_then(|x| self.by_text.get(&x)))
+            .or_else(|| k.text.as_ref().and_then(|x| self.by_text.get(x)))
             .and_then(|n| self.turns.get(n))
     }
 }

@@ -1,0 +1,252 @@
+//! Counters and the added-latency histogram, rendered in Prometheus' text exposition format
+//! (`GET /metrics`). Every family is prefixed `turnkeeper_proxy_`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Each counter family with its help text. A family not listed here is a bug (debug builds
+/// assert it).
+const FAMILIES: &[(&str, &str)] = &[
+    (
+        "requests_total",
+        "Requests received, by route (messages, other).",
+    ),
+    (
+        "upstream_responses_total",
+        "Responses from the upstream, by status code.",
+    ),
+    (
+        "forwarded_unchanged_total",
+        "Messages requests forwarded byte-identical, by reason (valid, too_large, unparsable, not_a_request, guard).",
+    ),
+    (
+        "repairs_total",
+        "Changes made to requests before sending, by rule id.",
+    ),
+    (
+        "restores_total",
+        "Assistant turns restored from the turn store.",
+    ),
+    (
+        "store_lookups_total",
+        "Turn store lookups for assistant messages, by result (hit, miss, error).",
+    ),
+    (
+        "records_total",
+        "Responses recorded in the turn store, by result (stored, incomplete, not_a_turn, error, too_large).",
+    ),
+    (
+        "recoveries_total",
+        "Recoverable 400s retried once, by action and by the retry's status class.",
+    ),
+    (
+        "recovery_skipped_total",
+        "400s not retried, by reason (not_repairable, no_change, failed).",
+    ),
+    (
+        "streams_aborted_total",
+        "Responses cut short, by side (client, upstream).",
+    ),
+    (
+        "upstream_errors_total",
+        "Requests the upstream could not be reached for.",
+    ),
+];
+
+/// Upper bounds (seconds) of the latency histogram's buckets.
+const BUCKETS: &[f64] = &[
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
+
+/// The proxy's metrics.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    counters: Mutex<BTreeMap<(&'static str, String), u64>>,
+    in_flight: AtomicI64,
+    added: Histogram,
+}
+
+#[derive(Debug, Default)]
+struct Histogram {
+    buckets: [AtomicU64; 12],
+    count: AtomicU64,
+    sum_nanos: AtomicU64,
+}
+
+/// Decrements the in-flight gauge when dropped.
+pub(crate) struct InFlight<'a>(&'a AtomicI64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn label_text(labels: &[(&str, &str)]) -> String {
+    let mut s = String::new();
+    for (i, (k, v)) in labels.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "{k}=\"");
+        for c in v.chars() {
+            match c {
+                '"' => s.push_str("\\\""),
+                '\\' => s.push_str("\\\\"),
+                '\n' => s.push_str("\\n"),
+                c => s.push(c),
+            }
+        }
+        s.push('"');
+    }
+    s
+}
+
+impl Metrics {
+    /// Adds one to counter `name` with `labels`.
+    pub fn inc(&self, name: &'static str, labels: &[(&str, &str)]) {
+        self.add(name, labels, 1);
+    }
+
+    /// Adds `n` to counter `name` with `labels`.
+    pub fn add(&self, name: &'static str, labels: &[(&str, &str)], n: u64) {
+        debug_assert!(
+            FAMILIES.iter().any(|(f, _)| *f == name),
+            "metric family {name} has no help text"
+        );
+        let key = (name, label_text(labels));
+        if let Ok(mut c) = self.counters.lock() {
+            *c.entry(key).or_insert(0) += n;
+        }
+    }
+
+    /// The value of counter `name` with exactly `labels` (0 when never incremented).
+    pub fn get(&self, name: &'static str, labels: &[(&str, &str)]) -> u64 {
+        let key = (name, label_text(labels));
+        self.counters
+            .lock()
+            .map(|c| c.get(&key).copied().unwrap_or(0))
+            .unwrap_or(0)
+    }
+
+    /// The sum of counter `name` over all its labels.
+    pub fn total(&self, name: &'static str) -> u64 {
+        self.counters
+            .lock()
+            .map(|c| {
+                c.iter()
+                    .filter(|((n, _), _)| *n == name)
+                    .map(|(_, v)| *v)
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
+    /// Counts a request in flight until the guard is dropped.
+    pub(crate) fn in_flight(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    /// Records the latency the proxy added before sending a request upstream (reading,
+    /// store lookups, repair).
+    pub fn observe_added(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        for (i, le) in BUCKETS.iter().enumerate() {
+            if secs <= *le {
+                self.added.buckets[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.added.count.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.added.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// Prometheus text format, version 0.0.4.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let counters = self.counters.lock().map(|c| c.clone()).unwrap_or_default();
+        for (family, help) in FAMILIES {
+            let _ = writeln!(out, "# HELP turnkeeper_proxy_{family} {help}");
+            let _ = writeln!(out, "# TYPE turnkeeper_proxy_{family} counter");
+            for ((name, labels), v) in &counters {
+                if name == family {
+                    if labels.is_empty() {
+                        let _ = writeln!(out, "turnkeeper_proxy_{family} {v}");
+                    } else {
+                        let _ = writeln!(out, "turnkeeper_proxy_{family}{{{labels}}} {v}");
+                    }
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP turnkeeper_proxy_in_flight Messages requests being handled.\n# TYPE turnkeeper_proxy_in_flight gauge\nturnkeeper_proxy_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP turnkeeper_proxy_added_seconds Time spent before forwarding a messages request (read, store lookups, repair).\n# TYPE turnkeeper_proxy_added_seconds histogram"
+        );
+        for (i, le) in BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "turnkeeper_proxy_added_seconds_bucket{{le=\"{le}\"}} {}",
+                self.added.buckets[i].load(Ordering::Relaxed)
+            );
+        }
+        let count = self.added.count.load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "turnkeeper_proxy_added_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
+        let sum = self.added.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        let _ = writeln!(out, "turnkeeper_proxy_added_seconds_sum {sum}");
+        let _ = writeln!(out, "turnkeeper_proxy_added_seconds_count {count}");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_gauge_and_histogram_in_text_format() {
+        let m = Metrics::default();
+        m.inc("repairs_total", &[("rule", "AN-05")]);
+        m.add("repairs_total", &[("rule", "AN-05")], 2);
+        m.inc("restores_total", &[]);
+        m.observe_added(Duration::from_micros(300));
+        let text = m.render();
+        assert!(
+            text.contains("turnkeeper_proxy_repairs_total{rule=\"AN-05\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("turnkeeper_proxy_restores_total 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE turnkeeper_proxy_repairs_total counter\n"));
+        assert!(
+            text.contains("turnkeeper_proxy_added_seconds_bucket{le=\"0.00025\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("turnkeeper_proxy_added_seconds_bucket{le=\"0.0005\"} 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("turnkeeper_proxy_added_seconds_count 1\n"));
+        assert!(text.contains("turnkeeper_proxy_in_flight 0\n"));
+        assert_eq!(m.get("repairs_total", &[("rule", "AN-05")]), 3);
+        assert_eq!(m.total("repairs_total"), 3);
+        {
+            let _g = m.in_flight();
+            assert!(m.render().contains("turnkeeper_proxy_in_flight 1\n"));
+        }
+        assert_eq!(label_text(&[("a", "x\"y")]), "a=\"x\\\"y\"");
+    }
+}

@@ -1,0 +1,608 @@
+//! A mock Anthropic Messages API on loopback, for the proxy's tests and benchmark.
+//!
+//! It replays recorded real responses (`../shared/real-traffic/anthropic`, read in place, never
+//! copied) and rejects what the real API rejects, with the real error texts of
+//! `research/api-rules.md`:
+//! - a `thinking` block whose (signature, thinking) pair the API never issued (AN-23), a
+//!   `redacted_thinking` block whose `data` it never issued, a thinking block with no
+//!   signature (AN-06);
+//! - a latest assistant message holding a thinking block this mock served whose thinking blocks
+//!   are not exactly those it served (AN-22), and an assistant message with thinking that does
+//!   not start with it (AN-18);
+//! - a `tool_use` with no `tool_result` in the next message (AN-08), a `tool_result` with no
+//!   `tool_use` before it (AN-10), a blank text block (AN-05).
+//!
+//! It is written against `serde_json::Value` and shares no code with turnkeeper's rules, so a
+//! request the proxy gets wrong is caught by an independent judge.
+//!
+//! Test controls travel as request headers (the proxy forwards them like any header):
+//! `x-mock-reply: <exchange id>` picks the recorded response; `x-mock-hold: 1` sends a
+//! stream's first event, then waits for [`Mock::release`]; `x-mock-cut-after: N` ends a stream
+//! abruptly after N events; `x-mock-delay-ms: N` waits between events.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc};
+
+type MockBody = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
+
+/// One recorded exchange the API accepted.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The file stem (`<source-slug>__<n>`).
+    pub id: String,
+    /// The request body, as recorded.
+    pub request: Bytes,
+    /// The response body, as recorded (JSON or SSE).
+    pub response: Bytes,
+    /// True when the response is an event stream.
+    pub sse: bool,
+}
+
+/// The recorded exchanges, loaded from `dir` (`real-traffic/anthropic`).
+pub fn load_exchanges(dir: &Path) -> Vec<Exchange> {
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(dir.join("../MANIFEST.json")).expect("MANIFEST.json"),
+    )
+    .expect("manifest parses");
+    let mut out = Vec::new();
+    for e in manifest["exchanges"].as_array().expect("exchanges") {
+        if e["status"].as_u64() != Some(200) {
+            continue;
+        }
+        let (Some(req), Some(resp)) = (e["request"].as_str(), e["response"].as_array()) else {
+            continue;
+        };
+        if !req.starts_with("anthropic/") {
+            continue;
+        }
+        let root = dir.join("..");
+        // Prefer the verbatim stream over a derived assembly.
+        let pick = resp
+            .iter()
+            .filter_map(|r| r.as_str())
+            .find(|r| r.ends_with(".response.sse"))
+            .or_else(|| {
+                resp.iter()
+                    .filter_map(|r| r.as_str())
+                    .find(|r| r.ends_with(".response.json"))
+            });
+        let Some(pick) = pick else { continue };
+        let (Ok(request), Ok(response)) = (
+            std::fs::read(root.join(req)),
+            std::fs::read(root.join(pick)),
+        ) else {
+            continue;
+        };
+        out.push(Exchange {
+            id: e["id"].as_str().unwrap_or_default().to_owned(),
+            request: Bytes::from(request),
+            response: Bytes::from(response),
+            sse: pick.ends_with(".sse"),
+        });
+    }
+    out
+}
+
+/// The content array a response carries (JSON, or assembled from a stream's deltas).
+pub fn response_content(body: &[u8], sse: bool) -> Value {
+    if !sse {
+        let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        return v.get("content").cloned().unwrap_or(Value::Null);
+    }
+    let text = String::from_utf8_lossy(body);
+    let mut blocks: Vec<Value> = Vec::new();
+    let mut partial: HashMap<usize, String> = HashMap::new();
+    for line in text.lines() {
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
+        let Ok(ev) = serde_json::from_str::<Value>(data.trim()) else {
+            continue;
+        };
+        let idx = ev["index"].as_u64().unwrap_or(0) as usize;
+        match ev["type"].as_str() {
+            Some("content_block_start") => {
+                if blocks.len() <= idx {
+                    blocks.resize(idx + 1, Value::Null);
+                }
+                blocks[idx] = ev["content_block"].clone();
+            }
+            Some("content_block_delta") => {
+                let d = &ev["delta"];
+                let Some(b) = blocks.get_mut(idx) else {
+                    continue;
+                };
+                let mut append = |k: &str, add: &str| {
+                    let cur = b[k].as_str().unwrap_or("").to_owned();
+                    b[k] = Value::String(cur + add);
+                };
+                match d["type"].as_str() {
+                    Some("text_delta") => append("text", d["text"].as_str().unwrap_or("")),
+                    Some("thinking_delta") => {
+                        append("thinking", d["thinking"].as_str().unwrap_or(""))
+                    }
+                    Some("signature_delta") => {
+                        append("signature", d["signature"].as_str().unwrap_or(""))
+                    }
+                    Some("input_json_delta") => {
+                        partial
+                            .entry(idx)
+                            .or_default()
+                            .push_str(d["partial_json"].as_str().unwrap_or(""));
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    for (idx, p) in partial {
+        if let (Some(b), Ok(v)) = (blocks.get_mut(idx), serde_json::from_str::<Value>(&p)) {
+            b["input"] = v;
+        }
+    }
+    Value::Array(blocks)
+}
+
+fn thinking_pairs(
+    content: &Value,
+    into: &mut HashSet<(String, String)>,
+    redacted: &mut HashSet<String>,
+) {
+    for b in content.as_array().into_iter().flatten() {
+        match b["type"].as_str() {
+            Some("thinking") => {
+                if let Some(sig) = b["signature"].as_str() {
+                    into.insert((
+                        sig.to_owned(),
+                        b["thinking"].as_str().unwrap_or("").to_owned(),
+                    ));
+                }
+            }
+            Some("redacted_thinking") => {
+                if let Some(d) = b["data"].as_str() {
+                    redacted.insert(d.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct State {
+    exchanges: Vec<Exchange>,
+    by_request: HashMap<Bytes, usize>,
+    by_id: HashMap<String, usize>,
+    /// (signature, thinking) pairs the API issued: every recorded response and request.
+    known: Mutex<HashSet<(String, String)>>,
+    known_redacted: Mutex<HashSet<String>>,
+    /// Turns this mock served, by each thinking signature in them: the content it sent.
+    served: Mutex<HashMap<String, Value>>,
+    /// Every body received, in order.
+    received: Mutex<Vec<Bytes>>,
+    /// Headers of every request received (names and values), in order.
+    headers: Mutex<Vec<Vec<(String, String)>>>,
+    next: AtomicUsize,
+    release: Semaphore,
+    /// Streams that ended early because the client went away.
+    client_gone: AtomicUsize,
+    /// Streams sent to the end.
+    finished: AtomicUsize,
+}
+
+/// A running mock.
+pub struct Mock {
+    /// Its address.
+    pub addr: SocketAddr,
+    state: Arc<State>,
+}
+
+impl Mock {
+    /// Starts a mock serving `exchanges` on a free loopback port.
+    pub async fn start(exchanges: Vec<Exchange>) -> Mock {
+        let mut known = HashSet::new();
+        let mut known_redacted = HashSet::new();
+        let mut by_request = HashMap::new();
+        let mut by_id = HashMap::new();
+        for (i, e) in exchanges.iter().enumerate() {
+            thinking_pairs(
+                &response_content(&e.response, e.sse),
+                &mut known,
+                &mut known_redacted,
+            );
+            if let Ok(req) = serde_json::from_slice::<Value>(&e.request) {
+                for m in req["messages"].as_array().into_iter().flatten() {
+                    thinking_pairs(&m["content"], &mut known, &mut known_redacted);
+                }
+            }
+            by_request.entry(e.request.clone()).or_insert(i);
+            by_id.insert(e.id.clone(), i);
+        }
+        let state = Arc::new(State {
+            exchanges,
+            by_request,
+            by_id,
+            known: Mutex::new(known),
+            known_redacted: Mutex::new(known_redacted),
+            served: Mutex::new(HashMap::new()),
+            received: Mutex::new(Vec::new()),
+            headers: Mutex::new(Vec::new()),
+            next: AtomicUsize::new(0),
+            release: Semaphore::new(0),
+            client_gone: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+        });
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("addr");
+        let st = state.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let st = st.clone();
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(move |req| {
+                        let st = st.clone();
+                        async move { Ok::<_, Infallible>(serve(st, req).await) }
+                    });
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        Mock { addr, state }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request body received so far.
+    pub fn received(&self) -> Vec<Bytes> {
+        self.state.received.lock().expect("lock").clone()
+    }
+
+    /// The headers of every request received so far.
+    pub fn received_headers(&self) -> Vec<Vec<(String, String)>> {
+        self.state.headers.lock().expect("lock").clone()
+    }
+
+    /// Lets one held stream (`x-mock-hold`) go on, now or when it comes to wait.
+    pub fn release(&self) {
+        self.state.release.add_permits(1);
+    }
+
+    /// The recorded exchanges.
+    pub fn exchanges(&self) -> &[Exchange] {
+        &self.state.exchanges
+    }
+
+    /// The exchange with this id.
+    pub fn exchange(&self, id: &str) -> &Exchange {
+        &self.state.exchanges[self.state.by_id[id]]
+    }
+
+    /// Streams that ended early because the client went away.
+    pub fn streams_cut_by_client(&self) -> usize {
+        self.state.client_gone.load(Ordering::SeqCst)
+    }
+
+    /// Streams sent to the end.
+    pub fn streams_finished(&self) -> usize {
+        self.state.finished.load(Ordering::SeqCst)
+    }
+}
+
+fn error(message: String) -> Response<MockBody> {
+    let body =
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+    let mut r = Response::new(full(Bytes::from(body.to_string())));
+    *r.status_mut() = StatusCode::BAD_REQUEST;
+    r.headers_mut()
+        .insert("content-type", "application/json".parse().expect("header"));
+    r
+}
+
+fn full(b: Bytes) -> MockBody {
+    http_body_util::Full::new(b)
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn is_thinking(b: &Value) -> bool {
+    b["type"] == "thinking" || b["type"] == "redacted_thinking"
+}
+
+/// A server tool's call or result: the API accepts a turn that starts with one before its
+/// thinking (real traffic: pydantic-ai code execution, web search).
+fn is_server_block(b: &Value) -> bool {
+    b["type"]
+        .as_str()
+        .is_some_and(|t| t == "server_tool_use" || t.ends_with("_tool_result"))
+}
+
+/// The thinking and redacted-thinking blocks of a content array, in order: what AN-22 holds
+/// fixed in the latest assistant message (the API accepts changes to the other blocks, e.g. a
+/// dropped `caller` member: real traffic, pydantic-ai `test_agent`).
+fn thinking_run(content: &Value) -> Vec<&Value> {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| is_thinking(b))
+        .collect()
+}
+
+/// What the real API would reject in `req`, as its error text.
+fn judge(st: &State, req: &Value) -> Option<String> {
+    let Some(msgs) = req["messages"].as_array() else {
+        return Some("messages: Field required".to_owned());
+    };
+    let known = st.known.lock().expect("lock");
+    let known_redacted = st.known_redacted.lock().expect("lock");
+    let served = st.served.lock().expect("lock");
+    let latest_assistant = msgs.iter().rposition(|m| m["role"] == "assistant");
+    for (i, m) in msgs.iter().enumerate() {
+        let blocks: Vec<Value> = match &m["content"] {
+            Value::Array(a) => a.clone(),
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            _ => Vec::new(),
+        };
+        for (j, b) in blocks.iter().enumerate() {
+            match b["type"].as_str() {
+                Some("text") if b["text"].as_str().is_some_and(|t| t.trim().is_empty()) => {
+                    return Some(
+                        "messages: text content blocks must contain non-whitespace text".to_owned(),
+                    );
+                }
+                Some("thinking") => {
+                    let Some(sig) = b["signature"].as_str() else {
+                        return Some(format!(
+                            "messages.{i}.content.{j}.thinking.signature: Field required"
+                        ));
+                    };
+                    let pair = (
+                        sig.to_owned(),
+                        b["thinking"].as_str().unwrap_or("").to_owned(),
+                    );
+                    if !known.contains(&pair) {
+                        return Some(format!(
+                            "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+                        ));
+                    }
+                    if Some(i) == latest_assistant
+                        && let Some(sent) = served.get(sig)
+                        && thinking_run(sent) != thinking_run(&m["content"])
+                    {
+                        return Some(format!(
+                            "messages.{i}.content.{j}: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response."
+                        ));
+                    }
+                }
+                Some("redacted_thinking")
+                    if !b["data"]
+                        .as_str()
+                        .is_some_and(|d| known_redacted.contains(d)) =>
+                {
+                    return Some(format!(
+                        "messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if m["role"] == "assistant"
+            && blocks.iter().any(is_thinking)
+            && let Some(first) = blocks
+                .first()
+                .filter(|b| !is_thinking(b) && !is_server_block(b))
+        {
+            return Some(format!(
+                "messages.{i}.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `{}`.",
+                first["type"].as_str().unwrap_or("?")
+            ));
+        }
+        if m["role"] == "assistant" {
+            let uses: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .filter_map(|b| b["id"].as_str())
+                .collect();
+            if !uses.is_empty() {
+                let next = msgs.get(i + 1);
+                let results: HashSet<&str> = next
+                    .filter(|n| n["role"] == "user")
+                    .and_then(|n| n["content"].as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b["type"] == "tool_result")
+                    .filter_map(|b| b["tool_use_id"].as_str())
+                    .collect();
+                let missing: Vec<&str> = uses
+                    .iter()
+                    .copied()
+                    .filter(|u| !results.contains(u))
+                    .collect();
+                if !missing.is_empty() {
+                    return Some(format!(
+                        "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                        missing.join(", ")
+                    ));
+                }
+            }
+        }
+        if m["role"] == "user" {
+            let prev_uses: HashSet<&str> = i
+                .checked_sub(1)
+                .and_then(|p| msgs.get(p))
+                .filter(|p| p["role"] == "assistant")
+                .and_then(|p| p["content"].as_array())
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "tool_use")
+                .filter_map(|b| b["id"].as_str())
+                .collect();
+            for (j, b) in blocks.iter().enumerate() {
+                if b["type"] == "tool_result"
+                    && let Some(id) = b["tool_use_id"].as_str()
+                    && !prev_uses.contains(id)
+                {
+                    return Some(format!(
+                        "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn header<'a>(req: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
+    let reply = header(&req, "x-mock-reply").map(str::to_owned);
+    let hold = header(&req, "x-mock-hold").is_some();
+    let cut_after = header(&req, "x-mock-cut-after").and_then(|v| v.parse::<usize>().ok());
+    let delay = header(&req, "x-mock-delay-ms").and_then(|v| v.parse::<u64>().ok());
+    let path = req.uri().path().to_owned();
+    st.headers.lock().expect("lock").push(
+        req.headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+    );
+    let Ok(body) = req.into_body().collect().await.map(|b| b.to_bytes()) else {
+        return error("could not read the body".to_owned());
+    };
+    st.received.lock().expect("lock").push(body.clone());
+    if path != "/v1/messages" {
+        let mut r = Response::new(full(Bytes::from_static(br#"{"data":[],"has_more":false}"#)));
+        r.headers_mut()
+            .insert("content-type", "application/json".parse().expect("header"));
+        return r;
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+        return error("There was an error parsing the body".to_owned());
+    };
+    if let Some(msg) = judge(&st, &v) {
+        return error(msg);
+    }
+    let stream = v["stream"].as_bool().unwrap_or(false);
+    let idx = match reply.as_deref().and_then(|r| st.by_id.get(r)) {
+        Some(&i) => i,
+        None => match st.by_request.get(&body) {
+            Some(&i) => i,
+            None => {
+                let same: Vec<usize> = (0..st.exchanges.len())
+                    .filter(|&i| st.exchanges[i].sse == stream)
+                    .collect();
+                if same.is_empty() {
+                    return error("mock: no recorded response of this kind".to_owned());
+                }
+                same[st.next.fetch_add(1, Ordering::Relaxed) % same.len()]
+            }
+        },
+    };
+    let e = &st.exchanges[idx];
+    let content = response_content(&e.response, e.sse);
+    {
+        let mut served = st.served.lock().expect("lock");
+        for b in content.as_array().into_iter().flatten() {
+            if let Some(sig) = b["signature"].as_str().filter(|s| !s.is_empty()) {
+                served.insert(sig.to_owned(), content.clone());
+            }
+        }
+    }
+    if !e.sse {
+        st.finished.fetch_add(1, Ordering::SeqCst);
+        let mut r = Response::new(full(e.response.clone()));
+        r.headers_mut()
+            .insert("content-type", "application/json".parse().expect("header"));
+        r.headers_mut()
+            .insert("request-id", "req_mock".parse().expect("header"));
+        return r;
+    }
+    // The stream, event by event (each chunk ends with its blank line), so the bytes the client
+    // gets concatenate to the recording.
+    let text = e.response.clone();
+    let mut events: Vec<Bytes> = Vec::new();
+    let mut start = 0;
+    let raw = text.as_ref();
+    let mut i = 0;
+    while i + 1 < raw.len() {
+        if raw[i] == b'\n' && raw[i + 1] == b'\n' {
+            events.push(text.slice(start..i + 2));
+            start = i + 2;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if start < raw.len() {
+        events.push(text.slice(start..));
+    }
+    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, std::io::Error>>(1);
+    let st2 = st.clone();
+    tokio::spawn(async move {
+        for (n, ev) in events.into_iter().enumerate() {
+            if cut_after == Some(n) {
+                let _ = tx
+                    .send(Err(std::io::Error::other("mock: connection cut")))
+                    .await;
+                return;
+            }
+            if tx.send(Ok(Frame::data(ev))).await.is_err() {
+                st2.client_gone.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            if n == 0
+                && hold
+                && let Ok(p) = st2.release.acquire().await
+            {
+                p.forget();
+            }
+            if let Some(ms) = delay {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+        }
+        st2.finished.fetch_add(1, Ordering::SeqCst);
+    });
+    let body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|x| (x, rx))
+    }));
+    let mut r = Response::new(BodyExt::boxed(body));
+    r.headers_mut()
+        .insert("content-type", "text/event-stream".parse().expect("header"));
+    r.headers_mut()
+        .insert("request-id", "req_mock".parse().expect("header"));
+    r
+}
