@@ -109,7 +109,7 @@ pub struct Config {
     pub max_body: usize,
     /// Retry once, repaired, on a 400 the classifier says a repair can fix.
     pub recover: bool,
-    /// Give up on an upstream that does not answer (headers) within this time.
+    /// Give up connecting to the upstream after this time (a 502 goes back to the client).
     pub connect_timeout: Duration,
 }
 

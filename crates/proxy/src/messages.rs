@@ -334,7 +334,14 @@ pub(crate) async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Respon
         );
     }
     let headers = upstream_headers(&parts, &prepared.betas);
-    state.metrics.observe_added(started.elapsed());
+    let added = started.elapsed();
+    state.metrics.observe_added(added);
+    tracing::debug!(
+        added_us = added.as_micros() as u64,
+        bytes = prepared.body.len(),
+        changes = prepared.changes,
+        "forwarding"
+    );
     let resp = match send(state, &parts, headers.clone(), prepared.body.clone()).await {
         Ok(r) => r,
         Err(e) => return unreachable_upstream(state, &e),
