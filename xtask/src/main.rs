@@ -121,7 +121,8 @@ COMMANDS:
               when a crate's complete result (unsharded, or all N shards run) is below 85%.
               Installs nothing: needs `cargo install cargo-mutants --locked`.
         --crate NAME          guard, prevent or recover; repeat or comma-separate [default: all]
-        --shard K/N           only shard K of N (K from 0); the table adds the shards run so far
+        --shard K/N           only shard K of N (K from 0): every N-th mutant, so a shard is a
+                              sample of the crate; the table adds the shards run so far
         --list                count the mutants per file and crate, test nothing (the list is
                               written to target/mutants-out/<crate>/list.txt)
 
