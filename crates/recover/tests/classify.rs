@@ -559,6 +559,11 @@ fn token_figures_are_read_in_every_wording() {
     check(&[
         (
             Some(400),
+            "prompt is too long: (,500 tokens > 400 maximum)",
+            r#"context_length_exceeded status=400 tokens=-/400 message="prompt is too long: (,500 tokens > 400 maximum)""#,
+        ),
+        (
+            Some(400),
             "prompt is too long: 1,209,062 tokens > 1,000,000 maximum",
             r#"context_length_exceeded status=400 tokens=1209062/1000000 message="prompt is too long: 1,209,062 tokens > 1,000,000 maximum""#,
         ),
