@@ -559,6 +559,11 @@ fn token_figures_are_read_in_every_wording() {
     check(&[
         (
             Some(400),
+            "input length and `max_tokens` exceed context limit: 190000, + 21333 > 200000",
+            r#"context_length_exceeded status=400 message="input length and max_tokens exceed context limit: 190000, + 21333 > 200000""#,
+        ),
+        (
+            Some(400),
             "prompt is too long: (,500 tokens > 400 maximum)",
             r#"context_length_exceeded status=400 tokens=-/400 message="prompt is too long: (,500 tokens > 400 maximum)""#,
         ),
