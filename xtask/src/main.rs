@@ -110,7 +110,7 @@ COMMANDS:
         --runs N              runs per store [default: 120]
         --seed N              repeat a run sequence (the seed is printed)
 
-    mutants [--crate guard|prevent|recover ...] [--shard K/N] [--list]
+    mutants [--crate guard|prevent|recover ...] [--shard K/N] [--list] [--iterate]
               Mutation testing with cargo-mutants (not part of verify: it takes hours), one run per
               crate, each crate's mutants tested by its own tests, in place (the tests read
               ../shared; cargo-mutants puts every file back). Settings and exclusions, each with
@@ -125,6 +125,9 @@ COMMANDS:
                               sample of the crate; the table adds the shards run so far
         --list                count the mutants per file and crate, test nothing (the list is
                               written to target/mutants-out/<crate>/list.txt)
+        --iterate             test again only the mutants the last run of the same crate and
+                              shard did not catch (cargo-mutants --iterate); its caught and
+                              unviable mutants still count in the table
 
     help      This text (also -h, --help, and --help after any command).
 
@@ -299,6 +302,7 @@ fn run(argv: Vec<String>) -> Result<()> {
                     _ => return Err(fail("--shard is given once")),
                 },
                 list: args.flag("--list"),
+                iterate: args.flag("--iterate"),
             };
             args.finish(false)?;
             mutants::mutants(&root, &opts)

@@ -68,6 +68,9 @@ pub struct MutantsOptions {
     pub shard: Option<Shard>,
     /// List the mutants and count them, test nothing.
     pub list: bool,
+    /// Test again only what the last run in the same directory did not catch (cargo-mutants'
+    /// `--iterate`), counting its caught and unviable mutants in the result.
+    pub iterate: bool,
 }
 
 /// Turns the `--crate` values (repeated or comma-separated) into crate names in [`CRATES`]
@@ -105,18 +108,21 @@ pub struct Tally {
 
 impl Tally {
     /// Reads the counts from a `mutants.out` directory: one mutant a line in `caught.txt`,
-    /// `missed.txt`, `timeout.txt` and `unviable.txt` (a missing file counts none).
+    /// `missed.txt`, `timeout.txt` and `unviable.txt` (a missing file counts none). After an
+    /// `--iterate` run, the mutants an earlier run caught are in `previously_caught.txt`, which
+    /// cargo-mutants fills with the caught and the unviable alike; those named in
+    /// [`CARRIED_UNVIABLE`] (written by [`carry_unviable`]) count as unviable, the rest as caught.
     pub fn read(mutants_out: &Path) -> Tally {
-        let count = |name: &str| {
-            std::fs::read_to_string(mutants_out.join(name))
-                .map(|text| text.lines().filter(|l| !l.trim().is_empty()).count() as u64)
-                .unwrap_or(0)
-        };
+        let names = |name: &str| lines(&mutants_out.join(name));
+        let carried = names(CARRIED_UNVIABLE);
+        let previous = names("previously_caught.txt");
+        let (was_unviable, was_caught): (Vec<&String>, Vec<&String>) =
+            previous.iter().partition(|n| carried.contains(n));
         Tally {
-            caught: count("caught.txt"),
-            missed: count("missed.txt"),
-            timeout: count("timeout.txt"),
-            unviable: count("unviable.txt"),
+            caught: (names("caught.txt").len() + was_caught.len()) as u64,
+            missed: names("missed.txt").len() as u64,
+            timeout: names("timeout.txt").len() as u64,
+            unviable: (names("unviable.txt").len() + was_unviable.len()) as u64,
         }
     }
 
@@ -138,6 +144,39 @@ impl Tally {
         self.timeout += other.timeout;
         self.unviable += other.unviable;
     }
+}
+
+/// The file of a `mutants.out` directory, written by the xtask, that lists the mutants earlier
+/// runs found unviable, so that an `--iterate` run can tell them from the caught ones in
+/// `previously_caught.txt`.
+pub const CARRIED_UNVIABLE: &str = "xtask_unviable_before.txt";
+
+/// The non-empty lines of a file (none when it cannot be read).
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| {
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The unviable mutants known to the run in `mutants_out`: its own and those it carried.
+pub fn unviable_so_far(mutants_out: &Path) -> Vec<String> {
+    let mut names = lines(&mutants_out.join("unviable.txt"));
+    names.extend(lines(&mutants_out.join(CARRIED_UNVIABLE)));
+    names
+}
+
+/// Writes the unviable mutants of the previous run into the new run's directory.
+pub fn carry_unviable(mutants_out: &Path, names: &[String]) -> std::io::Result<()> {
+    let mut text = names.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    std::fs::write(mutants_out.join(CARRIED_UNVIABLE), text)
 }
 
 /// One row of the summary: a crate (or its shards so far) and its counts.
@@ -194,7 +233,7 @@ fn out_dir(root: &Path, krate: &str, shard: Option<Shard>) -> PathBuf {
 }
 
 /// The cargo-mutants command for one crate (`--list` or a run).
-pub fn command(root: &Path, krate: &str, shard: Option<Shard>, list: bool) -> Cmd {
+pub fn command(root: &Path, krate: &str, shard: Option<Shard>, list: bool, iterate: bool) -> Cmd {
     let mut cmd = Cmd::cargo(root).args(["mutants", "--package", &format!("turnkeeper-{krate}")]);
     if list {
         cmd = cmd.arg("--list");
@@ -207,6 +246,9 @@ pub fn command(root: &Path, krate: &str, shard: Option<Shard>, list: bool) -> Cm
     }
     if let Some(s) = shard {
         cmd = cmd.args(["--shard".to_owned(), s.arg()]);
+    }
+    if iterate && !list {
+        cmd = cmd.arg("--iterate");
     }
     cmd
 }
@@ -245,7 +287,14 @@ pub fn mutants(root: &Path, opts: &MutantsOptions) -> Result<()> {
     let mut rows = Vec::new();
     let mut below = Vec::new();
     for &krate in &opts.crates {
-        let cmd = command(root, krate, opts.shard, false);
+        let cmd = command(root, krate, opts.shard, false, opts.iterate);
+        let dir = out_dir(root, krate, opts.shard);
+        // cargo-mutants renames the last run's directory to mutants.out.old when it starts.
+        let carried = if opts.iterate {
+            unviable_so_far(&dir.join("mutants.out"))
+        } else {
+            Vec::new()
+        };
         println!("==> mutants {krate}: {}", cmd.display());
         let out = cmd.run(|_| false)?;
         // cargo-mutants exits 0 when every mutant was caught, 2 when some were missed and 3 when
@@ -257,7 +306,9 @@ pub fn mutants(root: &Path, opts: &MutantsOptions) -> Result<()> {
                 cmd.display()
             )));
         }
-        let dir = out_dir(root, krate, opts.shard);
+        if opts.iterate {
+            carry_unviable(&dir.join("mutants.out"), &carried)?;
+        }
         let tally = Tally::read(&dir.join("mutants.out"));
         println!(
             "    {krate}: {} mutants in {}; missed ones in {}",
@@ -327,7 +378,7 @@ fn shards_so_far(crate_dir: &Path, n: u32) -> (u32, Tally) {
 fn list(root: &Path, opts: &MutantsOptions) -> Result<()> {
     let mut totals = Vec::new();
     for &krate in &opts.crates {
-        let cmd = command(root, krate, opts.shard, true);
+        let cmd = command(root, krate, opts.shard, true, false);
         println!("==> {}", cmd.display());
         let listing = cmd
             .stdout_text()
@@ -422,6 +473,32 @@ mod tests {
     }
 
     #[test]
+    fn an_iterate_run_counts_what_earlier_runs_caught_and_found_unviable() -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("xtask-iterate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("caught.txt"), "a\n")?;
+        std::fs::write(dir.join("missed.txt"), "b\nc\n")?;
+        std::fs::write(dir.join("unviable.txt"), "d\n")?;
+        std::fs::write(dir.join("timeout.txt"), "e\n")?;
+        std::fs::write(dir.join("previously_caught.txt"), "f\ng\nh\nu1\nu2\n")?;
+        carry_unviable(&dir, &["u1".to_owned(), "u2".to_owned()])?;
+        let t = Tally::read(&dir);
+        let so_far = unviable_so_far(&dir);
+        std::fs::remove_dir_all(&dir)?;
+        assert_eq!(
+            t,
+            Tally {
+                caught: 4,
+                missed: 2,
+                timeout: 1,
+                unviable: 3
+            }
+        );
+        assert_eq!(so_far, ["d", "u1", "u2"]);
+        Ok(())
+    }
+
+    #[test]
     fn the_table_shows_counts_and_score() {
         let rows = [
             Row {
@@ -467,18 +544,18 @@ crates/guard/src/fsio.rs:16:20: delete ! in write_atomically
     #[test]
     fn the_command_runs_one_package_in_place_into_its_own_directory() {
         let root = Path::new("/w");
-        let shown = command(root, "prevent", Some(Shard { k: 1, n: 4 }), false).display();
+        let shown = command(root, "prevent", Some(Shard { k: 1, n: 4 }), false, true).display();
         let target = out_dir(root, "prevent", Some(Shard { k: 1, n: 4 }));
         assert_eq!(
             shown,
             format!(
-                "cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4",
+                "cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4 --iterate",
                 target.display()
             )
         );
         assert!(target.ends_with("mutants-out/prevent/shard-1-of-4"));
         assert_eq!(
-            command(root, "guard", None, true).display(),
+            command(root, "guard", None, true, true).display(),
             "cargo mutants --package turnkeeper-guard --list"
         );
     }
