@@ -125,9 +125,9 @@ COMMANDS:
                               sample of the crate; the table adds the shards run so far
         --list                count the mutants per file and crate, test nothing (the list is
                               written to target/mutants-out/<crate>/list.txt)
-        --iterate             test again only the mutants the last run of the same crate and
-                              shard did not catch (cargo-mutants --iterate); its caught and
-                              unviable mutants still count in the table
+        --iterate             test again, by name, only the mutants the last run of the same
+                              crate and shard missed or timed out on; its caught and unviable
+                              ones are carried into the table (for checking new tests quickly)
 
     help      This text (also -h, --help, and --help after any command).
 

@@ -68,8 +68,8 @@ pub struct MutantsOptions {
     pub shard: Option<Shard>,
     /// List the mutants and count them, test nothing.
     pub list: bool,
-    /// Test again only what the last run in the same directory did not catch (cargo-mutants'
-    /// `--iterate`), counting its caught and unviable mutants in the result.
+    /// Test again only the mutants the last run in the same directory missed or timed out on,
+    /// by name, and carry its caught and unviable ones into the result (see [`Carried`]).
     pub iterate: bool,
 }
 
@@ -108,21 +108,33 @@ pub struct Tally {
 
 impl Tally {
     /// Reads the counts from a `mutants.out` directory: one mutant a line in `caught.txt`,
-    /// `missed.txt`, `timeout.txt` and `unviable.txt` (a missing file counts none). After an
-    /// `--iterate` run, the mutants an earlier run caught are in `previously_caught.txt`, which
-    /// cargo-mutants fills with the caught and the unviable alike; those named in
-    /// [`CARRIED_UNVIABLE`] (written by [`carry_unviable`]) count as unviable, the rest as caught.
+    /// `missed.txt`, `timeout.txt` and `unviable.txt` (a missing file counts none), plus what an
+    /// `--iterate` run carried from the runs before it ([`Carried`]). A mutant counts once: the
+    /// run's own outcome wins over a carried one (cargo-mutants tests a few mutants outside its
+    /// `--re` filters, struct-field deletions among them).
     pub fn read(mutants_out: &Path) -> Tally {
-        let names = |name: &str| lines(&mutants_out.join(name));
-        let carried = names(CARRIED_UNVIABLE);
-        let previous = names("previously_caught.txt");
-        let (was_unviable, was_caught): (Vec<&String>, Vec<&String>) =
-            previous.iter().partition(|n| carried.contains(n));
+        let mut outcome: std::collections::BTreeMap<String, usize> = Default::default();
+        // Carried first, so that the run's own files overwrite them.
+        let files = [
+            (Carried::CAUGHT, 0),
+            (Carried::MISSED, 1),
+            (Carried::UNVIABLE, 3),
+            ("caught.txt", 0),
+            ("missed.txt", 1),
+            ("timeout.txt", 2),
+            ("unviable.txt", 3),
+        ];
+        for (file, class) in files {
+            for name in lines(&mutants_out.join(file)) {
+                outcome.insert(name, class);
+            }
+        }
+        let count = |class: usize| outcome.values().filter(|c| **c == class).count() as u64;
         Tally {
-            caught: (names("caught.txt").len() + was_caught.len()) as u64,
-            missed: names("missed.txt").len() as u64,
-            timeout: names("timeout.txt").len() as u64,
-            unviable: (names("unviable.txt").len() + was_unviable.len()) as u64,
+            caught: count(0),
+            missed: count(1),
+            timeout: count(2),
+            unviable: count(3),
         }
     }
 
@@ -146,11 +158,6 @@ impl Tally {
     }
 }
 
-/// The file of a `mutants.out` directory, written by the xtask, that lists the mutants earlier
-/// runs found unviable, so that an `--iterate` run can tell them from the caught ones in
-/// `previously_caught.txt`.
-pub const CARRIED_UNVIABLE: &str = "xtask_unviable_before.txt";
-
 /// The non-empty lines of a file (none when it cannot be read).
 fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
@@ -163,20 +170,91 @@ fn lines(path: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The unviable mutants known to the run in `mutants_out`: its own and those it carried.
-pub fn unviable_so_far(mutants_out: &Path) -> Vec<String> {
-    let mut names = lines(&mutants_out.join("unviable.txt"));
-    names.extend(lines(&mutants_out.join(CARRIED_UNVIABLE)));
-    names
+/// What an `--iterate` run takes over from the run before it, in the same directory: the
+/// mutants it caught or found unviable (not tested again: a new test cannot make a caught mutant
+/// pass, and an unviable one still does not build), and the ones to test again, its missed and
+/// timed-out mutants. Written into the new run's `mutants.out` as `xtask_*_before.txt`, so the
+/// next `--iterate` carries them on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Carried {
+    /// Caught by an earlier run.
+    pub caught: Vec<String>,
+    /// Unviable in an earlier run.
+    pub unviable: Vec<String>,
+    /// Missed or timed out last time: tested again.
+    pub retest: Vec<String>,
 }
 
-/// Writes the unviable mutants of the previous run into the new run's directory.
-pub fn carry_unviable(mutants_out: &Path, names: &[String]) -> std::io::Result<()> {
-    let mut text = names.join("\n");
-    if !text.is_empty() {
-        text.push('\n');
+impl Carried {
+    /// The carried caught mutants, in the new run's directory.
+    pub const CAUGHT: &str = "xtask_caught_before.txt";
+    /// The carried unviable mutants.
+    pub const UNVIABLE: &str = "xtask_unviable_before.txt";
+    /// Mutants to test again that the new run did not find (the source changed under them):
+    /// counted as missed until a full run.
+    pub const MISSED: &str = "xtask_missed_not_found.txt";
+
+    /// Reads the last run's `mutants.out`.
+    pub fn from_last_run(mutants_out: &Path) -> Carried {
+        let names = |files: &[&str]| -> Vec<String> {
+            files
+                .iter()
+                .flat_map(|f| lines(&mutants_out.join(f)))
+                .collect()
+        };
+        Carried {
+            caught: names(&["caught.txt", Carried::CAUGHT]),
+            unviable: names(&["unviable.txt", Carried::UNVIABLE]),
+            retest: names(&["missed.txt", "timeout.txt", Carried::MISSED]),
+        }
     }
-    std::fs::write(mutants_out.join(CARRIED_UNVIABLE), text)
+
+    /// The `--re` filters that select exactly the mutants to test again.
+    pub fn filters(&self) -> Vec<String> {
+        self.retest
+            .iter()
+            .map(|name| format!("^{}$", regex_escape(name)))
+            .collect()
+    }
+
+    /// Writes what was carried into the new run's `mutants.out`, with the mutants to test again
+    /// that the new run did not test (by name) as missed.
+    pub fn write(&self, mutants_out: &Path) -> std::io::Result<()> {
+        let tested: Vec<String> = ["caught.txt", "missed.txt", "timeout.txt", "unviable.txt"]
+            .iter()
+            .flat_map(|f| lines(&mutants_out.join(f)))
+            .collect();
+        let lost: Vec<String> = self
+            .retest
+            .iter()
+            .filter(|n| !tested.contains(n))
+            .cloned()
+            .collect();
+        for (file, names) in [
+            (Carried::CAUGHT, &self.caught),
+            (Carried::UNVIABLE, &self.unviable),
+            (Carried::MISSED, &lost),
+        ] {
+            let mut text = names.join("\n");
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            std::fs::write(mutants_out.join(file), text)?;
+        }
+        Ok(())
+    }
+}
+
+/// Escapes the characters a regular expression gives a meaning to.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// One row of the summary: a crate (or its shards so far) and its counts.
@@ -232,8 +310,15 @@ fn out_dir(root: &Path, krate: &str, shard: Option<Shard>) -> PathBuf {
     }
 }
 
-/// The cargo-mutants command for one crate (`--list` or a run).
-pub fn command(root: &Path, krate: &str, shard: Option<Shard>, list: bool, iterate: bool) -> Cmd {
+/// The cargo-mutants command for one crate: `--list`, a run, or (`retest` given) a run of
+/// exactly those mutants, whatever the shard (the shard is the output directory's).
+pub fn command(
+    root: &Path,
+    krate: &str,
+    shard: Option<Shard>,
+    list: bool,
+    retest: Option<&Carried>,
+) -> Cmd {
     let mut cmd = Cmd::cargo(root).args(["mutants", "--package", &format!("turnkeeper-{krate}")]);
     if list {
         cmd = cmd.arg("--list");
@@ -244,11 +329,14 @@ pub fn command(root: &Path, krate: &str, shard: Option<Shard>, list: bool, itera
             out_dir(root, krate, shard).display().to_string(),
         ]);
     }
-    if let Some(s) = shard {
-        cmd = cmd.args(["--shard".to_owned(), s.arg()]);
-    }
-    if iterate && !list {
-        cmd = cmd.arg("--iterate");
+    match (retest, shard) {
+        (Some(carried), _) => {
+            for re in carried.filters() {
+                cmd = cmd.args(["--re".to_owned(), re]);
+            }
+        }
+        (None, Some(s)) => cmd = cmd.args(["--shard".to_owned(), s.arg()]),
+        (None, None) => {}
     }
     cmd
 }
@@ -265,6 +353,18 @@ pub fn count_by_file(listing: &str) -> Vec<(String, usize)> {
         }
     }
     counts
+}
+
+/// The command as a shell line, with a long list of `--re` filters abbreviated.
+fn shown(cmd: &Cmd) -> String {
+    let line = cmd.display();
+    match line.find(" --re ") {
+        Some(at) if line.len() > 400 => {
+            let n = line.matches(" --re ").count();
+            format!("{} --re ... ({n} mutants by name)", &line[..at])
+        }
+        _ => line,
+    }
 }
 
 /// Checks that cargo-mutants is installed, and says how to install it when it is not.
@@ -287,33 +387,49 @@ pub fn mutants(root: &Path, opts: &MutantsOptions) -> Result<()> {
     let mut rows = Vec::new();
     let mut below = Vec::new();
     for &krate in &opts.crates {
-        let cmd = command(root, krate, opts.shard, false, opts.iterate);
         let dir = out_dir(root, krate, opts.shard);
-        // cargo-mutants renames the last run's directory to mutants.out.old when it starts.
         let carried = if opts.iterate {
-            unviable_so_far(&dir.join("mutants.out"))
+            let c = Carried::from_last_run(&dir.join("mutants.out"));
+            if c.caught.is_empty() && c.unviable.is_empty() && c.retest.is_empty() {
+                return Err(fail(format!(
+                    "--iterate: no earlier run in {}; run without --iterate first",
+                    dir.display()
+                )));
+            }
+            Some(c)
         } else {
-            Vec::new()
+            None
         };
-        println!("==> mutants {krate}: {}", cmd.display());
-        let out = cmd.run(|_| false)?;
-        // cargo-mutants exits 0 when every mutant was caught, 2 when some were missed and 3 when
-        // some timed out; anything else means the run itself failed (usage, baseline tests).
-        if !matches!(out.status.code(), Some(0 | 2 | 3)) {
-            return Err(fail(format!(
-                "cargo-mutants failed on {krate} ({}); reproduce with `{}`",
-                fmt_status(out.status),
-                cmd.display()
-            )));
+        let cmd = command(root, krate, opts.shard, false, carried.as_ref());
+        if carried.as_ref().is_some_and(|c| c.retest.is_empty()) {
+            println!("==> mutants {krate}: the last run missed nothing; nothing to test again");
+        } else {
+            println!("==> mutants {krate}: {}", shown(&cmd));
+            let out = cmd.run(|_| false)?;
+            // cargo-mutants exits 0 when every mutant was caught, 2 when some were missed and 3
+            // when some timed out; anything else means the run itself failed (usage, baseline).
+            if !matches!(out.status.code(), Some(0 | 2 | 3)) {
+                return Err(fail(format!(
+                    "cargo-mutants failed on {krate} ({}); reproduce with `{}`",
+                    fmt_status(out.status),
+                    cmd.display()
+                )));
+            }
+            println!("    {krate}: done in {}", fmt_duration(out.elapsed));
         }
-        if opts.iterate {
-            carry_unviable(&dir.join("mutants.out"), &carried)?;
+        if let Some(c) = &carried {
+            c.write(&dir.join("mutants.out"))?;
+            let lost = lines(&dir.join("mutants.out").join(Carried::MISSED)).len();
+            if lost > 0 {
+                eprintln!(
+                    "    {krate}: {lost} mutant(s) to test again were not found (the source changed?); counted as missed until a run without --iterate"
+                );
+            }
         }
         let tally = Tally::read(&dir.join("mutants.out"));
         println!(
-            "    {krate}: {} mutants in {}; missed ones in {}",
+            "    {krate}: {} mutants; missed ones in {}",
             tally.total(),
-            fmt_duration(out.elapsed),
             dir.join("mutants.out/missed.txt").display()
         );
         let complete = match opts.shard {
@@ -378,7 +494,7 @@ fn shards_so_far(crate_dir: &Path, n: u32) -> (u32, Tally) {
 fn list(root: &Path, opts: &MutantsOptions) -> Result<()> {
     let mut totals = Vec::new();
     for &krate in &opts.crates {
-        let cmd = command(root, krate, opts.shard, true, false);
+        let cmd = command(root, krate, opts.shard, true, None);
         println!("==> {}", cmd.display());
         let listing = cmd
             .stdout_text()
@@ -473,28 +589,48 @@ mod tests {
     }
 
     #[test]
-    fn an_iterate_run_counts_what_earlier_runs_caught_and_found_unviable() -> Result<()> {
-        let dir = std::env::temp_dir().join(format!("xtask-iterate-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join("caught.txt"), "a\n")?;
-        std::fs::write(dir.join("missed.txt"), "b\nc\n")?;
-        std::fs::write(dir.join("unviable.txt"), "d\n")?;
-        std::fs::write(dir.join("timeout.txt"), "e\n")?;
-        std::fs::write(dir.join("previously_caught.txt"), "f\ng\nh\nu1\nu2\n")?;
-        carry_unviable(&dir, &["u1".to_owned(), "u2".to_owned()])?;
-        let t = Tally::read(&dir);
-        let so_far = unviable_so_far(&dir);
-        std::fs::remove_dir_all(&dir)?;
+    fn an_iterate_run_carries_what_earlier_runs_caught_and_found_unviable() -> Result<()> {
+        let root = std::env::temp_dir().join(format!("xtask-iterate-{}", std::process::id()));
+        let (last, next) = (root.join("last"), root.join("next"));
+        std::fs::create_dir_all(&last)?;
+        std::fs::create_dir_all(&next)?;
+        std::fs::write(last.join("caught.txt"), "a.rs:1:1: x\n")?;
+        std::fs::write(last.join(Carried::CAUGHT), "b.rs:1:1: y\n")?;
+        std::fs::write(last.join("unviable.txt"), "c.rs:1:1: z\n")?;
+        std::fs::write(
+            last.join("missed.txt"),
+            "d.rs:2:3: replace a.b() with (-1)\n",
+        )?;
+        std::fs::write(last.join("timeout.txt"), "e.rs:1:1: loop\n")?;
+        let carried = Carried::from_last_run(&last);
+        assert_eq!(
+            carried.filters(),
+            [
+                r"^d\.rs:2:3: replace a\.b\(\) with \(\-1\)$",
+                r"^e\.rs:1:1: loop$"
+            ]
+        );
+        // The new run caught `d` and did not find `e`.
+        std::fs::write(
+            next.join("caught.txt"),
+            "d.rs:2:3: replace a.b() with (-1)\n",
+        )?;
+        carried.write(&next)?;
+        let t = Tally::read(&next);
+        let lost = lines(&next.join(Carried::MISSED));
+        let again = Carried::from_last_run(&next);
+        std::fs::remove_dir_all(&root)?;
         assert_eq!(
             t,
             Tally {
-                caught: 4,
-                missed: 2,
-                timeout: 1,
-                unviable: 3
+                caught: 3,
+                missed: 1,
+                timeout: 0,
+                unviable: 1
             }
         );
-        assert_eq!(so_far, ["d", "u1", "u2"]);
+        assert_eq!(lost, ["e.rs:1:1: loop"]);
+        assert_eq!(again.retest, ["e.rs:1:1: loop"]);
         Ok(())
     }
 
@@ -544,18 +680,18 @@ crates/guard/src/fsio.rs:16:20: delete ! in write_atomically
     #[test]
     fn the_command_runs_one_package_in_place_into_its_own_directory() {
         let root = Path::new("/w");
-        let shown = command(root, "prevent", Some(Shard { k: 1, n: 4 }), false, true).display();
+        let shown = command(root, "prevent", Some(Shard { k: 1, n: 4 }), false, None).display();
         let target = out_dir(root, "prevent", Some(Shard { k: 1, n: 4 }));
         assert_eq!(
             shown,
             format!(
-                "cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4 --iterate",
+                "cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4",
                 target.display()
             )
         );
         assert!(target.ends_with("mutants-out/prevent/shard-1-of-4"));
         assert_eq!(
-            command(root, "guard", None, true, true).display(),
+            command(root, "guard", None, true, None).display(),
             "cargo mutants --package turnkeeper-guard --list"
         );
     }
