@@ -7,6 +7,7 @@
 mod cmd;
 mod crash;
 mod fuzz;
+mod mutants;
 mod parse;
 mod publish;
 mod rules;
@@ -109,6 +110,25 @@ COMMANDS:
         --runs N              runs per store [default: 120]
         --seed N              repeat a run sequence (the seed is printed)
 
+    mutants [--crate guard|prevent|recover ...] [--shard K/N] [--list] [--iterate]
+              Mutation testing with cargo-mutants (not part of verify: it takes hours), one run per
+              crate, each crate's mutants tested by its own tests, in place (the tests read
+              ../shared; cargo-mutants puts every file back). Settings and exclusions, each with
+              its reason, are in .cargo/mutants.toml (the `mutants` profile, timeouts). Results go
+              to target/mutants-out/<crate>[/shard-K-of-N]/mutants.out (missed.txt, caught.txt,
+              timeout.txt, unviable.txt, a log per mutant). Ends with a table per crate: mutants,
+              caught, missed, timeout, unviable, and score = caught / (caught + missed); fails
+              when a crate's complete result (unsharded, or all N shards run) is below 85%.
+              Installs nothing: needs `cargo install cargo-mutants --locked`.
+        --crate NAME          guard, prevent or recover; repeat or comma-separate [default: all]
+        --shard K/N           only shard K of N (K from 0): every N-th mutant, so a shard is a
+                              sample of the crate; the table adds the shards run so far
+        --list                count the mutants per file and crate, test nothing (the list is
+                              written to target/mutants-out/<crate>/list.txt)
+        --iterate             test again, by name, only the mutants the last run of the same
+                              crate and shard missed or timed out on; its caught and unviable
+                              ones are carried into the table (for checking new tests quickly)
+
     help      This text (also -h, --help, and --help after any command).
 
 FUZZ MODES:
@@ -163,6 +183,25 @@ impl Args {
             .parse()
             .map(Some)
             .map_err(|_| fail(format!("{name}: `{value}` is not a valid number")))
+    }
+
+    /// Removes every `--name VALUE` and `--name=VALUE` and returns the values in order.
+    fn values(&mut self, name: &str) -> Result<Vec<String>> {
+        let prefix = format!("{name}=");
+        let mut values = Vec::new();
+        while let Some(i) = self
+            .rest
+            .iter()
+            .position(|a| a == name || a.starts_with(&prefix))
+        {
+            let arg = self.rest.remove(i);
+            match arg.strip_prefix(&prefix) {
+                Some(v) => values.push(v.to_owned()),
+                None if i < self.rest.len() => values.push(self.rest.remove(i)),
+                None => return Err(fail(format!("{name} needs a value"))),
+            }
+        }
+        Ok(values)
     }
 
     /// Takes at most one positional argument and refuses anything left over.
@@ -254,6 +293,20 @@ fn run(argv: Vec<String>) -> Result<()> {
             let target = args.finish(true)?;
             fuzz::refresh_corpus(&root, &fuzz::CorpusOptions { target, ..opts })
         }
+        Some("mutants") => {
+            let opts = mutants::MutantsOptions {
+                crates: mutants::select_crates(&args.values("--crate")?)?,
+                shard: match args.values("--shard")?.as_slice() {
+                    [] => None,
+                    [one] => Some(mutants::Shard::parse(one)?),
+                    _ => return Err(fail("--shard is given once")),
+                },
+                list: args.flag("--list"),
+                iterate: args.flag("--iterate"),
+            };
+            args.finish(false)?;
+            mutants::mutants(&root, &opts)
+        }
         Some("publish") => {
             let build = !args.flag("--no-build");
             args.finish(false)?;
@@ -297,6 +350,11 @@ mod tests {
         assert_eq!(a.finish(true)?, Some("parse_roundtrip".to_owned()));
         assert!(args(&["--time", "soon"]).number::<u64>("--time").is_err());
         assert!(args(&["--time"]).number::<u64>("--time").is_err());
+        let mut a = args(&["--crate", "guard", "--list", "--crate=recover,prevent"]);
+        assert_eq!(a.values("--crate")?, ["guard", "recover,prevent"]);
+        assert_eq!(a.values("--crate")?, Vec::<String>::new());
+        assert!(a.flag("--list"));
+        assert!(args(&["--crate"]).values("--crate").is_err());
         Ok(())
     }
 

@@ -40,18 +40,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.turnkeeper.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let (dir, tmp) = temp_path(path)?;
     let result = (|| {
         let mut f = create(&tmp, private)?;
         f.write_all(bytes)?;
@@ -69,26 +58,96 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-#[cfg(all(test, unix))]
-mod tests {
-    use std::os::unix::fs::PermissionsExt;
+/// The directory of `path` (`.` for a bare file name) and the temporary file beside it,
+/// `.<name>.<pid>.turnkeeper.tmp`.
+fn temp_path(path: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.turnkeeper.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    Ok((dir, tmp))
+}
 
+#[cfg(test)]
+mod tests {
     use super::*;
 
+    /// The directory and temporary file for `path`, as strings (`None`: refused).
+    fn check(path: &str, expect: Option<(&str, String)>) {
+        let got = temp_path(Path::new(path))
+            .ok()
+            .map(|(d, t)| (d.display().to_string(), t.display().to_string()));
+        let expect = expect.map(|(d, t)| (d.to_owned(), t));
+        assert_eq!(got, expect, "{path}");
+    }
+
     #[test]
-    fn a_private_file_is_readable_by_its_owner_only() {
-        let dir = tempfile::tempdir().expect("tempdir");
+    fn the_temporary_file_sits_beside_the_target() {
+        let pid = std::process::id();
+        check(
+            "/data/store/turn.json",
+            Some((
+                "/data/store",
+                format!("/data/store/.turn.json.{pid}.turnkeeper.tmp"),
+            )),
+        );
+        check(
+            "turn.json",
+            Some((".", format!("./.turn.json.{pid}.turnkeeper.tmp"))),
+        );
+        check("/", None);
+        check("dir/..", None);
+    }
+
+    #[test]
+    fn a_write_replaces_the_file_and_leaves_no_temporary() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("a.json");
+        std::fs::write(&path, "old")?;
+        write_atomically(&path, b"new")?;
+        assert_eq!(std::fs::read_to_string(&path)?, "new");
+        let names: Vec<String> = std::fs::read_dir(dir.path())?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        assert_eq!(names, ["a.json"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_target_and_no_temporary() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let target = dir.path().join("taken");
+        std::fs::create_dir(&target)?;
+        std::fs::write(target.join("inside"), "kept")?;
+        // Renaming a file over a non-empty directory fails.
+        let err = write_atomically(&target, b"new").map(|()| "written");
+        assert!(err.is_err(), "{err:?}");
+        assert_eq!(std::fs::read_to_string(target.join("inside"))?, "kept");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        assert_eq!(names, ["taken"]);
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_is_readable_by_its_owner_only() -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir()?;
         let p = dir.path().join("turn.json");
-        write_private_atomically(&p, b"{}").expect("write");
-        let mode = std::fs::metadata(&p).expect("meta").permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(std::fs::read(&p).expect("read"), b"{}");
-        // Nothing is left behind but the file itself.
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .expect("ls")
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("turn.json")]);
+        write_private_atomically(&p, b"{}")?;
+        assert_eq!(std::fs::metadata(&p)?.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read(&p)?, b"{}");
+        Ok(())
     }
 }

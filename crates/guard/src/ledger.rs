@@ -189,6 +189,140 @@ mod tests {
         ));
     }
 
+    /// Reads `body` and lists, block by block in reading order, whether it is guarded.
+    fn check(body: &str, expect: &[bool]) {
+        let t = read(body, FormatHint::Auto).expect("reads");
+        let got: Vec<bool> = t.blocks.iter().map(is_guarded).collect();
+        assert_eq!(got, expect, "{body}");
+    }
+
+    #[test]
+    fn guarded_blocks_are_thinking_and_gemini_parts_with_a_signature() {
+        check(BODY, &[true, false]);
+        check(
+            r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"redacted_thinking","data":"EqQB"},{"type":"text","text":"x","signature":"EqQBCkYIBxgC"},{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]}]}"#,
+            &[true, false, false],
+        );
+        check(
+            r#"{"contents":[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"text":"a","thoughtSignature":"EqQBCkYIBxgC"},{"functionCall":{"name":"f","args":{}}},{"text":"b"}]}]}"#,
+            &[false, true, false, false],
+        );
+    }
+
+    #[test]
+    fn fingerprints_are_the_first_eight_bytes_of_sha256_in_hex() {
+        // SHA-256("abc") = ba7816bf8f01cfea 414140de5dae2223 ... (FIPS 180-2, appendix B.1).
+        assert_eq!(fingerprint("abc"), "ba7816bf8f01cfea");
+        assert_eq!(fingerprint(""), "e3b0c44298fc1c14");
+    }
+
+    /// Two assistant turns, each with one thinking block: `A` at `messages[1].content[0]` and
+    /// `B` at `messages[3].content[1]`.
+    const TWO: &str = r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"thinking","thinking":"A","signature":"EqQBCkYI"},{"type":"text","text":"x"}]},{"role":"user","content":"r"},{"role":"assistant","content":[{"type":"text","text":"y"},{"type":"thinking","thinking":"B","signature":"EqQBCkYI"}]},{"role":"user","content":"s"}]}"#;
+
+    /// `TWO` with message `msg`'s block `pos` removed.
+    fn without(msg: usize, pos: usize) -> String {
+        let t = read(TWO, FormatHint::Auto).expect("reads");
+        let mut d = Draft::new(&t);
+        d.remove_block(msg, pos);
+        d.output().into_owned()
+    }
+
+    #[test]
+    fn a_ledger_counts_its_blocks_and_the_restored_ones() {
+        let t = read(TWO, FormatHint::Auto).expect("reads");
+        let mut l = Ledger::take(&t);
+        assert_eq!((l.len(), l.is_empty()), (2, false));
+        l.allow_restored(r#"{"type":"thinking","thinking":"C","signature":"EqQBCkYI"}"#);
+        assert_eq!(l.len(), 3);
+        let plain = read(
+            r#"{"messages":[{"role":"user","content":"q"}]}"#,
+            FormatHint::Auto,
+        )
+        .expect("reads");
+        let empty = Ledger::take(&plain);
+        assert_eq!((empty.len(), empty.is_empty()), (0, true));
+        assert_eq!(
+            (Ledger::default().len(), Ledger::default().is_empty()),
+            (0, true)
+        );
+    }
+
+    #[test]
+    fn the_first_unreported_removal_is_named_by_its_input_path() {
+        let t = read(TWO, FormatHint::Auto).expect("reads");
+        let l = Ledger::take(&t);
+        let b_gone = without(3, 1);
+        let out = read(&b_gone, FormatHint::Auto).expect("reads");
+        let b = r#"{"type":"thinking","thinking":"B","signature":"EqQBCkYI"}"#;
+        assert_eq!(
+            l.verify(&out, 0),
+            Err(GuardViolation::Unreported {
+                missing: 1,
+                first_path: "messages[3].content[1]".to_owned(),
+                fingerprint: fingerprint(b),
+            })
+        );
+        // Both gone, one reported: one is still unaccounted for, and the first is `A`.
+        let t1 = read(&b_gone, FormatHint::Auto).expect("reads");
+        let mut d = Draft::new(&t1);
+        d.remove_block(1, 0);
+        let both_gone = d.output().into_owned();
+        let out = read(&both_gone, FormatHint::Auto).expect("reads");
+        assert_eq!(
+            l.verify(&out, 1),
+            Err(GuardViolation::Unreported {
+                missing: 1,
+                first_path: "messages[1].content[0]".to_owned(),
+                fingerprint: fingerprint(
+                    r#"{"type":"thinking","thinking":"A","signature":"EqQBCkYI"}"#
+                ),
+            })
+        );
+        assert_eq!(l.verify(&out, 2), Ok(()));
+    }
+
+    #[test]
+    fn a_block_is_accounted_for_as_often_as_it_was_recorded() {
+        let a = r#"{"type":"thinking","thinking":"A","signature":"EqQBCkYI"}"#;
+        let c = r#"{"type":"thinking","thinking":"C","signature":"EqQBCkYI"}"#;
+        let t = read(TWO, FormatHint::Auto).expect("reads");
+        let mut l = Ledger::take(&t);
+        // `A` copied into the last turn: the input had it once.
+        let twice_a = TWO.replace(r#"{"type":"text","text":"y"}"#, a);
+        let out = read(&twice_a, FormatHint::Auto).expect("reads");
+        assert_eq!(
+            l.verify(&out, 0),
+            Err(GuardViolation::Altered {
+                path: "messages[3].content[0]".to_owned(),
+                fingerprint: fingerprint(a),
+            })
+        );
+        // A restored block passes once it is allowed, and as many times as it is.
+        let one_c = TWO.replace(r#"{"type":"text","text":"y"}"#, c);
+        let two_c = one_c.replace(r#"{"type":"text","text":"x"}"#, c);
+        let out1 = read(&one_c, FormatHint::Auto).expect("reads");
+        let out2 = read(&two_c, FormatHint::Auto).expect("reads");
+        assert_eq!(
+            l.verify(&out1, 0),
+            Err(GuardViolation::Altered {
+                path: "messages[3].content[0]".to_owned(),
+                fingerprint: fingerprint(c),
+            })
+        );
+        l.allow_restored(c);
+        assert_eq!(l.verify(&out1, 0), Ok(()));
+        assert_eq!(
+            l.verify(&out2, 0),
+            Err(GuardViolation::Altered {
+                path: "messages[3].content[0]".to_owned(),
+                fingerprint: fingerprint(c),
+            })
+        );
+        l.allow_restored(c);
+        assert_eq!(l.verify(&out2, 0), Ok(()));
+    }
+
     #[test]
     fn unreported_removal_is_caught_and_reported_one_passes() {
         let t = read(BODY, FormatHint::Auto).expect("reads");

@@ -115,6 +115,32 @@ mod tests {
         }
     }
 
+    /// Classifies a signature and compares with what is expected.
+    fn check(sig: Option<&str>, expect: super::Provenance) {
+        assert_eq!(super::provenance(sig), expect, "{sig:?}");
+    }
+
+    #[test]
+    fn signatures_are_classified() {
+        use super::Provenance::{Empty, Malformed, Plausible, Sentinel};
+        check(None, Empty);
+        check(Some(" \n"), Empty);
+        check(Some("EqQBCkY"), Malformed); // 7 bytes: one short of MIN_SIGNATURE_BYTES
+        check(Some("EqQBCkYI"), Plausible); // 8 bytes
+        check(Some(" EqQBCkYI\n"), Plausible);
+        check(Some("EqQB CkYI"), Malformed);
+        check(
+            Some("c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="),
+            Sentinel,
+        );
+        check(Some("context_engineering_is_the_way_to_go"), Sentinel);
+        assert_eq!(super::provenance_of_base64("EqQBCkYI"), Plausible);
+        assert_eq!(
+            super::provenance_of_base64("skip_thought_signature_validator"),
+            Sentinel
+        );
+    }
+
     #[test]
     fn every_byte_value_is_classified_as_the_alphabet_says() {
         for b in 0..=255u8 {

@@ -177,6 +177,78 @@ fn raw_member(data: &str, key: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// An event stream of `data:` lines, one per event, without `event:` lines.
+    fn stream(events: &[&str]) -> String {
+        events.iter().map(|e| format!("data: {e}\n\n")).collect()
+    }
+
+    /// Assembles `events` and compares the content array and the error with what is expected.
+    fn check(events: &[&str], content: &str, error: Option<&str>) {
+        let a = assemble(&stream(events));
+        assert_eq!(
+            (a.content.as_str(), a.error.as_deref()),
+            (content, error),
+            "{events:?}"
+        );
+    }
+
+    /// (A citation is re-serialised through `serde_json::Value`, which sorts its keys; these
+    /// are written sorted so the expectation does not depend on that.)
+    #[test]
+    fn text_is_appended_to_the_start_text_and_citations_collected() {
+        check(
+            &[
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Hel","citations":[]}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo \"you\""}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{"cited_text":"c","start_char_index":0,"type":"char_location"}}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{"cited_text":"d","type":"char_location"}}}"#,
+                r#"{"type":"content_block_stop","index":0}"#,
+            ],
+            r#"[{"type":"text","text":"Hello \"you\"","citations":[{"cited_text":"c","start_char_index":0,"type":"char_location"},{"cited_text":"d","type":"char_location"}]}]"#,
+            None,
+        );
+    }
+
+    #[test]
+    fn an_error_event_is_kept_and_what_came_before_assembled() {
+        let error =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        check(
+            &[
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"par"}}"#,
+                error,
+            ],
+            r#"[{"type":"text","text":"par"}]"#,
+            Some(error),
+        );
+    }
+
+    #[test]
+    fn unknown_events_stray_deltas_and_bad_lines_are_skipped() {
+        check(
+            &[
+                "not json",
+                r#"{"type":"ping"}"#,
+                r#"{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"lost"}}"#,
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":" "}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"mystery_delta","text":"x"}}"#,
+            ],
+            r#"[{"type":"tool_use","id":"t","name":"f","input":{}}]"#,
+            None,
+        );
+        check(&[], "[]", None);
+    }
+
+    #[test]
+    fn streams_are_told_from_json_bodies() {
+        assert!(looks_like_sse("\n event: message_start\ndata: {}"));
+        assert!(looks_like_sse("data: {}"));
+        assert!(!looks_like_sse(r#"{"type":"message"}"#));
+        assert!(!looks_like_sse(": comment\ndata: {}"));
+    }
+
     #[test]
     fn assembles_thinking_text_and_tool_use() {
         let sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-sonnet-4-5\",\"content\":[]}}\n\n\

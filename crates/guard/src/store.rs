@@ -494,6 +494,95 @@ mod tests {
         assert_eq!(turn.content, r#"[{"type":"text","text":"hi"}]"#);
     }
 
+    /// A request whose assistant message (index 1) has `content`.
+    fn request(content: &str) -> String {
+        format!(
+            r#"{{"messages":[{{"role":"user","content":"q"}},{{"role":"assistant","content":{content}}}]}}"#
+        )
+    }
+
+    /// Looks message 1 of `request(content)` up in `store`; the stored response id, if found.
+    fn check(store: &TurnStore, content: &str, expect: Option<&str>) {
+        let body = request(content);
+        let t = read(&body, FormatHint::Auto).expect("reads");
+        let found = store.find(&t, 1).map(|turn| turn.response_id.as_deref());
+        assert_eq!(found, expect.map(Some), "{content}");
+    }
+
+    const TEXT_RESP: &str = r#"{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"thinking","thinking":"hm","signature":"EqQBCkYIBxgC"},{"type":"text","text":"  The answer.  "},{"type":"text","text":" "}],"stop_reason":"end_turn"}"#;
+
+    #[test]
+    fn turns_are_found_by_tool_id_then_by_visible_text() {
+        let mut s = TurnStore::in_memory();
+        assert_eq!((s.len(), s.is_empty()), (0, true));
+        s.add_response(RESP).expect("add");
+        s.add_response(TEXT_RESP).expect("add");
+        assert_eq!((s.len(), s.is_empty()), (2, false));
+        let tool = r#"{"type":"tool_use","id":"toolu_9","name":"f","input":{}}"#;
+        check(&s, &format!("[{tool}]"), Some("msg_1"));
+        check(
+            &s,
+            &format!(r#"[{{"type":"text","text":"The answer."}},{tool}]"#),
+            Some("msg_1"),
+        );
+        // The text is compared trimmed, blank blocks left out; the thinking block is not a key.
+        check(
+            &s,
+            r#"[{"type":"text","text":"The answer."}]"#,
+            Some("msg_2"),
+        );
+        check(&s, r#"[{"type":"text","text":"The answer!"}]"#, None);
+        check(
+            &s,
+            r#"[{"type":"tool_use","id":"toolu_8","name":"f","input":{}}]"#,
+            None,
+        );
+        check(
+            &s,
+            r#"[{"type":"thinking","thinking":"hm","signature":"EqQBCkYIBxgC"}]"#,
+            None,
+        );
+        check(&s, r#"[{"type":"text","text":" "}]"#, None);
+    }
+
+    #[test]
+    fn a_stream_is_stored_as_its_assembled_content() {
+        let mut s = TurnStore::in_memory();
+        let sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_3\",\"model\":\"claude-opus-4-1\",\"content\":[]}}\n\n\
+data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"streamed\"}}\n\n\
+data: {\"type\":\"message_stop\"}\n\n";
+        let turn = s.add_response(sse).expect("add").clone();
+        assert_eq!(
+            turn,
+            StoredTurn {
+                response_id: Some("msg_3".to_owned()),
+                model: Some("claude-opus-4-1".to_owned()),
+                content: r#"[{"type":"text","text":"streamed"}]"#.to_owned(),
+            }
+        );
+        check(&s, r#"[{"type":"text","text":"streamed"}]"#, Some("msg_3"));
+        let empty = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_4\"}}\n\ndata: {\"type\":\"message_stop\"}\n\n";
+        assert_eq!(
+            s.add_response(empty)
+                .map(|t| t.content.clone())
+                .map_err(|e| e.to_string()),
+            Err("the stream carried no content block".to_owned())
+        );
+        assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn unreadable_files_are_listed_as_problems() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("broken.json"), "{").expect("write");
+        std::fs::write(dir.path().join("notes.txt"), "{").expect("write");
+        let s = TurnStore::open(dir.path()).expect("open");
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.problems.len(), 1, "{:?}", s.problems);
+        assert!(s.problems[0].contains("broken.json"), "{:?}", s.problems);
+    }
+
     #[test]
     fn a_request_is_not_a_response() {
         let mut s = TurnStore::in_memory();

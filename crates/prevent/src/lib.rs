@@ -353,3 +353,99 @@ pub fn check_str(
     let t = read(src, hint)?;
     Ok(check(&t, opts))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A later pass's path in the input's terms, under the maps `origin` (byte-for-byte copies)
+    /// and `whole` (messages derived from an input message).
+    fn check_path(path: &str, expect: Option<&str>) {
+        let origin = [Some(0), None, Some(5)];
+        let whole = [Some(0), Some(3), Some(6)];
+        assert_eq!(
+            input_terms(path, &origin, &whole).as_deref(),
+            expect,
+            "{path}"
+        );
+    }
+
+    #[test]
+    fn later_paths_are_given_in_the_inputs_terms() {
+        check_path("messages[2].content[1]", Some("messages[5].content[1]"));
+        check_path("messages[2]", Some("messages[6]"));
+        check_path("messages[1]", Some("messages[3]"));
+        check_path("messages[1].content[0]", None);
+        check_path("contents[2].parts[0]", Some("contents[5].parts[0]"));
+        check_path("messages[3]", None);
+        check_path("messages[x]", None);
+        check_path("messages[2", None);
+        check_path("request thinking", None);
+        check_path("system[0]", None);
+    }
+
+    #[test]
+    fn nothing_before_the_latest_compaction_is_read() {
+        let body = r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"text","text":" "}]},{"role":"assistant","content":[{"type":"compaction","content":"summary"}]},{"role":"user","content":"q"}]}"#;
+        let t = read(body, FormatHint::Auto).expect("reads");
+        assert_eq!(compaction_horizon(&t), 1);
+        assert_eq!(super::check(&t, &Options::default()).len(), 0);
+        let found = check_str(
+            &body.replace("compaction", "mystery"),
+            None,
+            &Options::default(),
+        )
+        .expect("reads");
+        let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, ["AN-05"]);
+        assert!(check_str("{", None, &Options::default()).is_err());
+        let gemini = r#"{"contents":[{"role":"user","parts":[{"text":"q"}]}]}"#;
+        let g = read(gemini, FormatHint::Auto).expect("reads");
+        assert_eq!(compaction_horizon(&g), 0);
+    }
+
+    #[test]
+    fn a_later_pass_reads_the_thinking_and_betas_the_first_set() {
+        let opts = Options {
+            thinking: Some(Mode::Manual),
+            betas: vec!["a".to_owned()],
+            ..Options::default()
+        };
+        let report = Report {
+            changes: Vec::new(),
+            request_changes: vec![
+                RequestChange::SetParam {
+                    key: "thinking".to_owned(),
+                    value: r#"{"type":"disabled"}"#.to_owned(),
+                    rule: RuleId::An16,
+                },
+                RequestChange::AddBeta {
+                    value: "a".to_owned(),
+                    rule: RuleId::An25,
+                },
+                RequestChange::AddBeta {
+                    value: "b".to_owned(),
+                    rule: RuleId::An25,
+                },
+            ],
+            findings_left: Vec::new(),
+        };
+        let again = next_pass_options(&opts, &report);
+        assert_eq!(
+            (again.thinking, again.betas),
+            (None, vec!["a".to_owned(), "b".to_owned()])
+        );
+        let other = Report {
+            request_changes: vec![RequestChange::SetParam {
+                key: "temperature".to_owned(),
+                value: "1".to_owned(),
+                rule: RuleId::Cfg01,
+            }],
+            ..Report::default()
+        };
+        assert_eq!(
+            next_pass_options(&opts, &other).thinking,
+            Some(Mode::Manual)
+        );
+    }
+}

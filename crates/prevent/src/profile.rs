@@ -636,6 +636,265 @@ mod tests {
         );
     }
 
+    /// A whole profile on one line: the normalised id, the family, then every capability that
+    /// differs from the strict profile's (`+name` set, `-name` unset, `name=value`).
+    fn render(p: &Profile) -> String {
+        let strict = Profile::strict(&p.model);
+        let mut out = vec![p.model.clone(), format!("{:?}", p.family).to_lowercase()];
+        let flags = [
+            ("known", p.known, strict.known),
+            ("thinking", p.thinking, strict.thinking),
+            ("manual", p.manual_ok, strict.manual_ok),
+            ("adaptive", p.adaptive_ok, strict.adaptive_ok),
+            ("disabled", p.disabled_ok, strict.disabled_ok),
+            ("prefill", p.prefill_ok, strict.prefill_ok),
+            (
+                "trailing",
+                p.trailing_thinking_ok,
+                strict.trailing_thinking_ok,
+            ),
+            ("prefix_bound", p.prefix_bound, strict.prefix_bound),
+            (
+                "forced_adaptive",
+                p.forced_tool_choice_adaptive_ok,
+                strict.forced_tool_choice_adaptive_ok,
+            ),
+            ("strict_sampling", p.strict_sampling, strict.strict_sampling),
+            ("merge", p.merge_same_role, strict.merge_same_role),
+            (
+                "forced_refused",
+                p.forced_tool_choice_refused,
+                strict.forced_tool_choice_refused,
+            ),
+            ("between_tools", p.between_tools_ok, strict.between_tools_ok),
+            (
+                "effort_capped",
+                p.effort_capped_without_thinking,
+                strict.effort_capped_without_thinking,
+            ),
+            ("account_bound", p.account_bound, strict.account_bound),
+        ];
+        for (name, v, base) in flags {
+            if v != base {
+                out.push(format!("{}{name}", if v { '+' } else { '-' }));
+            }
+        }
+        if p.default_mode != strict.default_mode {
+            out.push(format!("default={}", p.default_mode.wire()));
+        }
+        if p.retention != strict.retention {
+            out.push(format!("retention={:?}", p.retention));
+        }
+        if p.gemini_signatures != strict.gemini_signatures {
+            out.push(format!("signatures={:?}", p.gemini_signatures));
+        }
+        if let Some(d) = &p.display_default {
+            out.push(format!("display={d}"));
+        }
+        if let Some(e) = &p.default_effort {
+            out.push(format!("effort={e}"));
+        }
+        if !p.does_not_read.is_empty() {
+            out.push(format!("does_not_read={}", p.does_not_read.join(",")));
+        }
+        out.join(" ")
+    }
+
+    /// Looks up every id and compares each profile's rendering; all mismatches are reported.
+    fn check_all(cases: &[(&str, &str)]) {
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(id, expect)| {
+                let got = render(&profile_for(Some(id), None));
+                (got != *expect).then(|| format!("{id}\n  expected {expect}\n  got      {got}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn every_profile_of_the_table() {
+        check_all(&[
+            (
+                "claude-3-5-haiku-20241022",
+                "claude-3-5-haiku claude +known -thinking -manual -adaptive +prefill -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-3-5-sonnet-latest",
+                "claude-3-5-sonnet claude +known -thinking -manual -adaptive +prefill -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-3-haiku-20240307",
+                "claude-3-haiku claude +known -thinking -manual -adaptive +prefill -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-3-opus",
+                "claude-3-opus claude +known -thinking -manual -adaptive +prefill -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-3-sonnet",
+                "claude-3-sonnet claude +known -thinking -manual -adaptive +prefill -prefix_bound +forced_adaptive",
+            ),
+            ("claude-3-5-haikuX", "claude-3-5-haikux unknown"),
+            (
+                "claude-3-7-sonnet-20250219",
+                "claude-3-7-sonnet claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-sonnet-4-20250514",
+                "claude-sonnet-4 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-opus-4",
+                "claude-opus-4 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-opus-4-1",
+                "claude-opus-4-1 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-sonnet-4-5",
+                "claude-sonnet-4-5 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-haiku-4-5",
+                "claude-haiku-4-5 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-sonnet-4-0",
+                "claude-sonnet-4-0 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-opus-4-0",
+                "claude-opus-4-0 claude +known -adaptive +prefill -prefix_bound +forced_adaptive retention=LastTurn",
+            ),
+            (
+                "claude-opus-4-5",
+                "claude-opus-4-5 claude +known -adaptive +prefill -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-opus-4-6",
+                "claude-opus-4-6 claude +known -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-sonnet-4-6",
+                "claude-sonnet-4-6 claude +known -prefix_bound +forced_adaptive",
+            ),
+            (
+                "claude-opus-4-7",
+                "claude-opus-4-7 claude +known -manual -prefix_bound +forced_adaptive +strict_sampling",
+            ),
+            (
+                "claude-opus-4-8",
+                "claude-opus-4-8 claude +known -manual -prefix_bound +forced_adaptive +strict_sampling",
+            ),
+            (
+                "claude-sonnet-5",
+                "claude-sonnet-5 claude +known -manual -prefix_bound +forced_adaptive +strict_sampling default=adaptive",
+            ),
+            (
+                "claude-opus-5",
+                "claude-opus-5 claude +known -manual -prefix_bound +forced_adaptive +strict_sampling +effort_capped default=adaptive",
+            ),
+            (
+                "claude-mythos-preview",
+                "claude-mythos-preview claude +known -disabled -prefix_bound +forced_adaptive default=adaptive",
+            ),
+            (
+                "claude-fable-5",
+                "claude-fable-5 claude +known -manual -disabled -prefix_bound +forced_adaptive +strict_sampling default=adaptive",
+            ),
+            (
+                "claude-mythos-5",
+                "claude-mythos-5 claude +known -manual -disabled -prefix_bound +forced_adaptive +strict_sampling default=adaptive",
+            ),
+            (
+                "claude-fable-5-1",
+                "claude-fable-5-1 claude +known -manual -disabled +trailing +strict_sampling default=adaptive",
+            ),
+            (
+                "claude-mythos-5-1",
+                "claude-mythos-5-1 claude +known -manual -disabled +trailing -prefix_bound +strict_sampling default=adaptive",
+            ),
+            (
+                "claude-opus-5-5",
+                "claude-opus-5-5 claude +known -manual -disabled +trailing +strict_sampling +forced_refused default=adaptive display=omitted effort=medium does_not_read=claude-fable,claude-mythos",
+            ),
+            (
+                "claude-sonnet-5-5",
+                "claude-sonnet-5-5 claude +known -manual -disabled +trailing +strict_sampling +forced_refused +between_tools +effort_capped +account_bound default=adaptive display=omitted effort=high does_not_read=claude-opus-5,claude-fable,claude-mythos",
+            ),
+            (
+                "claude-haiku-5-5",
+                "claude-haiku-5-5 claude +known -manual +forced_adaptive +strict_sampling +effort_capped +account_bound default=adaptive display=omitted effort=medium",
+            ),
+            (
+                "claude-opus-5-2",
+                "claude-opus-5-2 claude +known -manual -disabled +trailing +strict_sampling default=adaptive",
+            ),
+            (
+                "claude-nova-6",
+                "claude-nova-6 claude +known -manual -disabled +trailing +strict_sampling default=adaptive",
+            ),
+            ("claude-opus-5-1", "claude-opus-5-1 unknown"),
+            ("claude-opus-4-9", "claude-opus-4-9 unknown"),
+            (
+                "gemini-2.5-flash",
+                "gemini-2.5-flash gemini +known +prefill -prefix_bound signatures=Optional",
+            ),
+            (
+                "gemini-1.5-pro",
+                "gemini-1.5-pro gemini +known +prefill -prefix_bound signatures=Optional",
+            ),
+            (
+                "gemini-3-pro-image-preview",
+                "gemini-3-pro-image-preview gemini +known +prefill -prefix_bound signatures=Optional",
+            ),
+            (
+                "gemini-3-pro",
+                "gemini-3-pro gemini +known +prefill -prefix_bound signatures=Required",
+            ),
+            ("gpt-5", "gpt-5 unknown"),
+            ("", " unknown"),
+        ]);
+    }
+
+    /// Normalises an id and compares.
+    fn check_id(id: &str, expect: &str) {
+        assert_eq!(normalize(id), expect, "{id}");
+    }
+
+    #[test]
+    fn ids_are_normalised() {
+        check_id("  Claude-Sonnet-4-5  ", "claude-sonnet-4-5");
+        check_id(
+            "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-1-20250805-v1:0",
+            "claude-opus-4-1",
+        );
+        check_id("us-gov.anthropic.claude-sonnet-4-5-v1", "claude-sonnet-4-5");
+        check_id("eu.anthropic.claude-haiku-4-5", "claude-haiku-4-5");
+        check_id("apac.claude-haiku-4-5", "claude-haiku-4-5");
+        check_id("jp.claude-haiku-4-5", "claude-haiku-4-5");
+        check_id("au.claude-haiku-4-5", "claude-haiku-4-5");
+        check_id("us.eu.claude-haiku-4-5", "eu.claude-haiku-4-5");
+        check_id("antigravity-claude-opus-4-6-thinking", "claude-opus-4-6");
+        check_id("claude-sonnet-4-5[1m]", "claude-sonnet-4-5");
+        check_id("claude-3-7-sonnet:thinking", "claude-3-7-sonnet");
+        check_id("claude-3-7-sonnet-latest", "claude-3-7-sonnet");
+        check_id("claude-opus-4-5@20251101", "claude-opus-4-5");
+        check_id("claude-opus-4-5-2025110", "claude-opus-4-5-2025110");
+        check_id("claude-opus-4-5-v", "claude-opus-4-5-v");
+        check_id("claude-opus-4-5-vx1", "claude-opus-4-5-vx1");
+        check_id("models/gemini-2.5-pro", "gemini-2.5-pro");
+        check_id("gemini-2.5-pro-20250101", "gemini-2.5-pro");
+        check_id("claude-4.6-opus", "claude-opus-4-6");
+        check_id("claude-4-sonnet-thinking", "claude-sonnet-4");
+        check_id("claude-3-sonnet", "claude-3-sonnet");
+        check_id("claude-x-4-sonnet", "claude-x-4-sonnet");
+        check_id("claude-sonnet", "claude-sonnet");
+        check_id("claude--opus", "claude--opus");
+    }
+
     #[test]
     fn spellings_map_to_profiles() {
         check(

@@ -342,3 +342,92 @@ fn rules_find_the_same_with_and_without_the_readers_facts() {
         "only {compared} transcripts compared (at least {floor})"
     );
 }
+
+/// The reports behind the damaged corpus: for every damaged transcript, each finding of `check`
+/// (severity, rule, path, message, and whether a repair is offered) and each change of `repair`
+/// (rule, action, path, reason, fingerprint of a removed thinking block), the request changes
+/// and what is left, as one reviewed snapshot. `corpus_damaged_transcripts_give_exact_rules_and_repairs`
+/// holds the rule ids and the repaired bytes; this holds the words and places a user reads.
+#[test]
+fn corpus_damaged_reports() {
+    let dir = root().join("corpus/damaged");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    cases.retain(|p| {
+        let name = p.to_string_lossy();
+        p.extension().is_some_and(|x| x == "json")
+            && !name.ends_with(".expect.json")
+            && !name.ends_with(".after.json")
+    });
+    cases.sort();
+    let mut out = String::new();
+    for path in &cases {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let expect: serde_json::Value = std::fs::read_to_string(path.with_extension("expect.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
+        let t = read(&text, FormatHint::Auto).expect("damaged cases read");
+        let mut opts = Options {
+            model: expect["model"].as_str().map(str::to_owned),
+            ..Options::default()
+        };
+        opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();
+        out.push_str(&format!("== {name}\n"));
+        for f in check(&t, &opts) {
+            out.push_str(&format!(
+                "find {:?} {} {} [{:?}/{:?}]{}: {}\n",
+                f.severity,
+                f.rule,
+                f.path,
+                f.message_index,
+                f.block_index,
+                if f.repair.is_some() { " (repair)" } else { "" },
+                f.message
+            ));
+        }
+        let r = repair(&t, &opts).expect("repair passes the guard");
+        for c in &r.report.changes {
+            out.push_str(&format!(
+                "change {} {} {}{}: {}\n",
+                c.rule,
+                c.action,
+                c.path,
+                c.fingerprint
+                    .as_deref()
+                    .map(|f| format!(" #{f}"))
+                    .unwrap_or_default(),
+                c.reason
+            ));
+        }
+        for rc in &r.report.request_changes {
+            out.push_str(&format!(
+                "request {}\n",
+                serde_json::to_string(rc).unwrap_or_default()
+            ));
+        }
+        for f in &r.report.findings_left {
+            out.push_str(&format!(
+                "left {:?} {} {}: {}\n",
+                f.severity, f.rule, f.path, f.message
+            ));
+        }
+        assert_eq!(
+            r.report.is_empty(),
+            r.report.changes.is_empty() && r.report.request_changes.is_empty()
+        );
+        assert_eq!(
+            r.report.has_errors(),
+            r.report
+                .findings_left
+                .iter()
+                .any(|f| f.severity == Severity::Error)
+        );
+    }
+    insta::assert_snapshot!(out);
+}

@@ -145,6 +145,28 @@ mod tests {
         assert_eq!(n.lower, "thinkingmodemustbepassedback");
     }
 
+    /// Normalises `input` and compares both forms.
+    fn check(input: &str, lower: &str, spaced: &str) {
+        let n = Normalized::new(input);
+        assert_eq!(
+            (n.lower.as_str(), n.spaced.as_str()),
+            (lower, spaced),
+            "{input:?}"
+        );
+    }
+
+    #[test]
+    fn controls_quotes_backticks_and_glyphs() {
+        check("a\u{7}b\u{0}c", "abc", "a b c");
+        check(r#"it's "A"   `B`"#, "itsab", r#"it's "A" B"#);
+        check("x ─ y → é", "xyé", "x y é");
+        check("  \t a \n\n b  ", "ab", "a b");
+        check(r"tab\tand\rnew\nline", "tabandnewline", "tab and new line");
+        check(r"\\\u0041", "a", "A");
+        check(r"\ud83d", "", "");
+        check(r"\u12", "u12", "u12");
+    }
+
     #[test]
     fn decodes_unicode_escapes() {
         let n = Normalized::new(r"\u0060thinking\u0060 \u00e9");

@@ -75,4 +75,41 @@ mod tests {
         }
         assert!(!b.may_contain(&Probe::new(b"overloaded")));
     }
+
+    /// Whether each needle may occur in `text`, in order.
+    fn check(text: &[u8], needles: &[&[u8]], expect: &[bool]) {
+        let b = Bigrams::of(text);
+        let got: Vec<bool> = needles
+            .iter()
+            .map(|n| b.may_contain(&Probe::new(n)))
+            .collect();
+        assert_eq!(got, expect, "{}", String::from_utf8_lossy(text));
+    }
+
+    #[test]
+    fn rejects_a_needle_whose_first_middle_or_last_pair_is_absent() {
+        check(
+            b"abcdefgh",
+            &[
+                b"abcdefgh",
+                b"xbcdefgh",
+                b"abcxyfgh",
+                b"abcdefgz",
+                b"cdef",
+                b"a",
+                b"",
+            ],
+            &[true, false, false, false, true, true, true],
+        );
+        check(b"", &[b"ab", b"a"], &[false, true]);
+        check(b"ba", &[b"ab", b"ba"], &[false, true]);
+        // Pairs spread over all 64 words of the set: every printable pair of a text is found,
+        // and none of another alphabet is.
+        let text: Vec<u8> = (b'!'..=b'~').collect();
+        let present: Vec<[u8; 2]> = text.windows(2).map(|w| [w[0], w[1]]).collect();
+        let b = Bigrams::of(&text);
+        assert!(present.iter().all(|p| b.may_contain(&Probe::new(p))));
+        let absent = [[b'~', b'!'], [b'z', b'a'], [b'0', b'0'], [0xC3, 0xA9]];
+        assert!(absent.iter().all(|p| !b.may_contain(&Probe::new(p))));
+    }
 }

@@ -1,0 +1,372 @@
+//! `prevent::claude_code`: a Claude Code session file checked as its resume request, and its
+//! whole-line repair. Each case is a small session written line by line with the helpers below,
+//! the plan's changes and what it leaves to the user rendered one per line, and the repaired
+//! text compared byte for byte with the lines it must hold.
+
+use turnkeeper_model::claude_code::Session;
+use turnkeeper_prevent::claude_code::{INTERRUPTED, REJECTED_TOOL, check_session, plan};
+use turnkeeper_prevent::{Options, Severity};
+
+/// A signature that looks like a real one.
+const SIG: &str = "EqQBCkgIDBABGAIqQZm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4";
+
+/// The uuid of line `n` of a test session.
+fn id(n: u32) -> String {
+    format!("00000000-0000-4000-8000-{n:012}")
+}
+
+/// `"<uuid of n>"` or `null`.
+fn parent(p: Option<u32>) -> String {
+    p.map_or_else(|| "null".to_owned(), |p| format!("\"{}\"", id(p)))
+}
+
+/// A user line whose `message.content` is `content` (JSON).
+fn user(n: u32, p: Option<u32>, content: &str) -> String {
+    format!(
+        r#"{{"parentUuid":{},"isSidechain":false,"type":"user","message":{{"role":"user","content":{content}}},"uuid":"{}","timestamp":"2026-03-29T22:15:{n:02}.000Z","sessionId":"s1"}}"#,
+        parent(p),
+        id(n)
+    )
+}
+
+/// An assistant line: one block of response `msg` from `model`.
+fn reply(n: u32, p: Option<u32>, model: &str, msg: &str, block: &str) -> String {
+    format!(
+        r#"{{"parentUuid":{},"isSidechain":false,"message":{{"model":"{model}","id":"{msg}","type":"message","role":"assistant","content":[{block}]}},"type":"assistant","uuid":"{}","timestamp":"2026-03-29T22:15:{n:02}.000Z","sessionId":"s1"}}"#,
+        parent(p),
+        id(n)
+    )
+}
+
+/// An assistant line of `claude-sonnet-4-6`.
+fn asst(n: u32, p: Option<u32>, msg: &str, block: &str) -> String {
+    reply(n, p, "claude-sonnet-4-6", msg, block)
+}
+
+fn think(text: &str) -> String {
+    format!(r#"{{"type":"thinking","thinking":"{text}","signature":"{SIG}"}}"#)
+}
+
+fn say(t: &str) -> String {
+    format!(r#"{{"type":"text","text":"{t}"}}"#)
+}
+
+fn call(tool: &str) -> String {
+    format!(r#"{{"type":"tool_use","id":"{tool}","name":"Read","input":{{}}}}"#)
+}
+
+/// The content of a user line answering `tool`.
+fn result(tool: &str) -> String {
+    format!(r#"[{{"type":"tool_result","tool_use_id":"{tool}","content":"ok"}}]"#)
+}
+
+/// Lines joined as a file (each ending in a newline).
+fn file(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The plan of `text` under default options: each change as `line N RULE action uuid: reason`
+/// (an added line's uuid shown as `new`), then each note left to the user as `left: ...`.
+fn render_plan(text: &str) -> (Vec<String>, String) {
+    let session = Session::parse(text.to_owned(), "test").expect("a session");
+    let p = plan(&session, &Options::default()).expect("plans");
+    let mut out: Vec<String> = p
+        .changes
+        .iter()
+        .map(|c| {
+            let uuid = match (&c.uuid, c.action) {
+                (Some(_), "added_line") => "new".to_owned(),
+                (Some(u), _) => u.trim_start_matches("00000000-0000-4000-8000-").to_owned(),
+                (None, _) => "-".to_owned(),
+            };
+            format!(
+                "line {} {} {} {uuid}: {}",
+                c.line, c.rule, c.action, c.reason
+            )
+        })
+        .collect();
+    out.extend(p.left_alone.iter().map(|l| format!("left: {l}")));
+    assert_eq!(p.is_empty(), p.changes.is_empty());
+    (out, p.text)
+}
+
+/// Plans the repair of `input` and compares the rendered changes and the repaired text.
+fn check(input: &[String], changes: &[&str], after: &str) {
+    let (got, text) = render_plan(&file(input));
+    assert_eq!(got, changes, "changes of\n{}", file(input));
+    assert_eq!(text, after, "repaired text");
+}
+
+/// The healthy start of every case: a prompt, a thinking line and a text line of one response.
+fn start() -> Vec<String> {
+    vec![
+        user(1, None, r#""Read f1.""#),
+        asst(2, Some(1), "msg_A", &think("plan")),
+        asst(3, Some(2), "msg_A", &call("toolu_1")),
+        user(4, Some(3), &result("toolu_1")),
+        asst(5, Some(4), "msg_B", &say("done")),
+    ]
+}
+
+#[test]
+fn a_healthy_session_is_left_as_it_is() {
+    let lines = start();
+    check(&lines, &[], &file(&lines));
+    let session = Session::parse(file(&lines), "test").expect("a session");
+    let c = check_session(&session, &Options::default()).expect("checks");
+    assert_eq!(c.model.as_deref(), Some("claude-sonnet-4-6"));
+    assert!(c.findings.is_empty(), "{:?}", c.findings);
+}
+
+#[test]
+fn a_line_written_twice_goes_and_a_lost_parent_is_relinked() {
+    let mut lines = start();
+    lines.insert(3, lines[2].clone());
+    check(
+        &lines,
+        &[
+            "line 4 store removed_line 000000000003: a second line with uuid 00000000-0000-4000-8000-000000000003 (written twice)",
+        ],
+        &file(&start()),
+    );
+    // Line 4's parent (line 3) is not in the file: it hangs off the message line before it.
+    // Then stage 2 sees a result with no call (AN-10) and a response left holding only
+    // thinking (AN-19), and both go; the last response hangs off the prompt.
+    let mut lines = start();
+    lines.remove(2);
+    check(
+        &lines,
+        &[
+            "line 3 store reparented_line 000000000004: its parent line 00000000-0000-4000-8000-000000000003 is missing from the file (a removed line); parentUuid is now 00000000-0000-4000-8000-000000000002",
+            "line 2 AN-19 removed_line 000000000002: a response holding only thinking (interrupted after thinking)",
+            "line 3 AN-10 removed_line 000000000004: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. The previous message has no matching call",
+            "line 4 AN-10 reparented_line 000000000005: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000001",
+        ],
+        &file(&[
+            user(1, None, r#""Read f1.""#),
+            asst(5, Some(1), "msg_B", &say("done")),
+        ]),
+    );
+}
+
+#[test]
+fn a_torn_last_line_is_cut_and_a_thinking_only_response_with_it() {
+    let mut lines = start();
+    lines.push(asst(6, Some(5), "msg_C", &think("next")));
+    let whole = asst(7, Some(6), "msg_C", &say("half"));
+    // Torn after the response's id, before its content.
+    let torn = &whole[..whole.find(r#""type":"message""#).expect("a message line")];
+    let input = format!("{}{torn}", file(&lines));
+    let (got, text) = render_plan(&input);
+    assert_eq!(
+        got,
+        [
+            "line 6 store removed_line 000000000006: response msg_C was cut short by the crash that tore the last line; what is left of it is only thinking, which the API rejects at the end of a response".to_owned(),
+            format!(
+                "line 7 store cut_torn_line -: the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                torn.len()
+            ),
+        ]
+    );
+    assert_eq!(text, file(&start()));
+    // A torn line that names no response cuts only itself.
+    let input = format!("{}{{\"parentUuid\":", file(&start()));
+    let (got, text) = render_plan(&input);
+    assert_eq!(
+        got,
+        [
+            "line 6 store cut_torn_line -: the last line is cut short (14 bytes, not JSON): a crash mid-write"
+        ]
+    );
+    assert_eq!(text, file(&start()));
+}
+
+#[test]
+fn an_orphan_result_line_goes_and_its_child_follows_its_parent() {
+    let mut lines = start();
+    lines.push(user(6, Some(5), &result("toolu_9")));
+    lines.push(user(7, Some(6), r#""and now?""#));
+    let mut want = start();
+    want.push(user(7, Some(5), r#""and now?""#));
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert!(
+        got[0].starts_with("line 6 AN-10 removed_line 000000000006: "),
+        "{got:#?}"
+    );
+    assert_eq!(
+        got[1],
+        "line 7 AN-10 reparented_line 000000000007: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000005"
+    );
+    assert_eq!(text, file(&want));
+}
+
+#[test]
+fn a_thinking_only_response_goes_unless_it_is_the_latest() {
+    let mut lines = start();
+    lines.truncate(4);
+    lines.push(asst(5, Some(4), "msg_B", &think("only")));
+    lines.push(user(6, Some(5), r#""go on""#));
+    lines.push(asst(7, Some(6), "msg_C", &say("done")));
+    let mut want = start();
+    want.truncate(4);
+    want.push(user(6, Some(4), r#""go on""#));
+    want.push(asst(7, Some(6), "msg_C", &say("done")));
+    check(
+        &lines,
+        &[
+            "line 5 AN-19 removed_line 000000000005: a response holding only thinking (interrupted after thinking)",
+            "line 6 AN-19 reparented_line 000000000006: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000004",
+        ],
+        &file(&want),
+    );
+    // The same response as the latest assistant message: left to the user, nothing changes.
+    lines.truncate(6);
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(
+        got[0].starts_with("left: line 5: ")
+            && got[0].ends_with("(thinking in the latest assistant message is never dropped or edited: disable thinking for the next request, or /rewind)"),
+        "{got:#?}"
+    );
+    assert_eq!(text, file(&lines));
+}
+
+#[test]
+fn calls_left_open_get_claude_codes_interrupt_lines() {
+    let mut lines = start();
+    lines.truncate(3);
+    lines.push(user(4, Some(3), r#""never mind""#));
+    let input = file(&lines);
+    let (got, text) = render_plan(&input);
+    let interrupt_uuid = got[2][got[2].len() - 36..].to_owned();
+    assert_eq!(
+        got,
+        [
+            "line 3 AN-08 added_line new: tool call(s) toolu_1 left without a result: the error result Claude Code writes on an interrupt".to_owned(),
+            format!("line 3 AN-08 added_line new: then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+            format!("line 4 AN-08 reparented_line 000000000004: it followed calls that had no results; it now follows the interrupt; parentUuid is now {interrupt_uuid}"),
+        ]
+    );
+    let out: Vec<&str> = text.lines().collect();
+    assert_eq!(out.len(), 6, "{text}");
+    assert_eq!(out[..3], [&lines[0][..], &lines[1], &lines[2]]);
+    assert!(out[3].contains(REJECTED_TOOL) && out[3].contains(r#""tool_use_id":"toolu_1""#));
+    assert!(out[3].contains(&format!(r#""parentUuid":"{}""#, id(3))));
+    assert!(out[4].contains(INTERRUPTED));
+    // The prompt now follows the interrupt line, and the repaired file checks clean.
+    assert!(
+        out[4].contains(&format!(r#""uuid":"{interrupt_uuid}""#)),
+        "{}",
+        out[4]
+    );
+    assert!(out[5].contains(&format!(r#""parentUuid":"{interrupt_uuid}""#)));
+    let again = Session::parse(text.clone(), "repaired").expect("reads");
+    let c = check_session(&again, &Options::default()).expect("checks");
+    assert!(
+        c.findings
+            .iter()
+            .all(|f| f.finding.severity != Severity::Error),
+        "{:?}",
+        c.findings
+    );
+    // The same repair of the same file writes the same lines.
+    assert_eq!(render_plan(&input).1, text);
+}
+
+#[test]
+fn a_session_bound_elsewhere_gets_only_its_structure_repaired() {
+    let lines = vec![
+        user(1, None, r#""hi""#),
+        reply(2, Some(1), "kimi-k2", "msg_A", &think("only")),
+        user(3, Some(2), r#""more""#),
+        reply(4, Some(3), "kimi-k2", "msg_B", &say("ok")),
+    ];
+    let mut twice = lines.clone();
+    twice.push(lines[3].clone());
+    check(
+        &twice,
+        &[
+            "line 5 store removed_line 000000000004: a second line with uuid 00000000-0000-4000-8000-000000000004 (written twice)",
+            "left: the session goes to kimi-k2 (not Anthropic): only the file's own structure is repaired",
+        ],
+        &file(&lines),
+    );
+    let session = Session::parse(file(&lines), "test").expect("a session");
+    let c = check_session(&session, &Options::default()).expect("checks");
+    assert!(
+        c.findings
+            .iter()
+            .all(|f| f.finding.severity == Severity::Warning),
+        "{:?}",
+        c.findings
+    );
+    assert!(!c.target.is_anthropic());
+}
+
+#[test]
+fn a_thinking_line_whose_signature_cannot_verify_goes_unless_it_is_the_latest() {
+    let bad =
+        r#"{"type":"thinking","thinking":"t","signature":"skip_thought_signature_validator"}"#;
+    let mut lines = start();
+    lines[1] = asst(2, Some(1), "msg_A", bad);
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert!(
+        got[0].starts_with("line 2 AN-23 removed_line 000000000002: "),
+        "{got:#?}"
+    );
+    assert_eq!(
+        got[1],
+        "line 3 AN-23 reparented_line 000000000003: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000001"
+    );
+    let mut want = start();
+    want.remove(1);
+    want[1] = asst(3, Some(1), "msg_A", &call("toolu_1"));
+    assert_eq!(text, file(&want));
+    // In the latest assistant message: left to the user.
+    let mut lines = start();
+    lines[4] = asst(5, Some(4), "msg_B", bad);
+    lines.push(asst(6, Some(5), "msg_B", &say("done")));
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(
+        got[0].starts_with("left: line 5: ") && got[0].ends_with("/rewind)"),
+        "{got:#?}"
+    );
+    assert_eq!(text, file(&lines));
+}
+
+#[test]
+fn line_ends_blank_lines_and_side_chains_are_kept() {
+    let mut lines = start();
+    lines.insert(2, lines[1].clone());
+    // CRLF line ends and a blank line survive the removal of the duplicate around them.
+    let input = format!(
+        "{}\r\n{}\r\n\r\n{}\r\n{}\n{}\n{}\n",
+        lines[0], lines[1], lines[2], lines[3], lines[4], lines[5]
+    );
+    let (got, text) = render_plan(&input);
+    assert_eq!(
+        got,
+        [
+            "line 4 store removed_line 000000000002: a second line with uuid 00000000-0000-4000-8000-000000000002 (written twice)"
+        ]
+    );
+    assert_eq!(
+        text,
+        format!(
+            "{}\r\n{}\r\n\r\n{}\n{}\n{}\n",
+            lines[0], lines[1], lines[3], lines[4], lines[5]
+        )
+    );
+    // A side-chain line whose parent is not in the file is not re-linked.
+    let mut lines = start();
+    lines.push(
+        user(6, Some(99), r#""sub-agent""#)
+            .replace(r#""isSidechain":false"#, r#""isSidechain":true"#),
+    );
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(got, Vec::<String>::new());
+    assert_eq!(text, file(&lines));
+}

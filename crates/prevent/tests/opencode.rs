@@ -1,0 +1,261 @@
+//! `prevent::opencode`: where a session goes ([`Target`]), what its next request breaks
+//! (`check_session`, findings traced to message and part ids), and the doctor's plan of part
+//! repairs, on the exports of `corpus/opencode/export` (see its README). Each export's findings
+//! and plans, under the plan options a caller can give, are one snapshot, reviewed as a report.
+
+use std::path::{Path, PathBuf};
+
+use turnkeeper_model::opencode::change::PartChange;
+use turnkeeper_model::opencode::session::{Session, load_export};
+use turnkeeper_model::{FormatHint, read};
+use turnkeeper_prevent::opencode::doctor::{self, DoctorPlan, PlanOptions};
+use turnkeeper_prevent::opencode::{
+    NEXT_PROMPT, SWITCH_MODEL, SessionCheck, Target, check_session, next_turn_body, session_model,
+    session_target,
+};
+use turnkeeper_prevent::{Options, Severity, check};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The export `name` of corpus/opencode/export, as text.
+fn export_text(name: &str) -> String {
+    let path = root().join("corpus/opencode/export").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn export(name: &str) -> Session {
+    load_export(&export_text(name), name).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `Target::of(provider, model)` in one line: family, provider, model, and the model checked.
+fn target(provider: Option<&str>, model: Option<&str>) -> String {
+    let t = Target::of(provider, model);
+    format!(
+        "{:?} provider={} model={} checked={}",
+        t.family,
+        t.provider.as_deref().unwrap_or("-"),
+        t.model.as_deref().unwrap_or("-"),
+        t.checked_model().as_deref().unwrap_or("-")
+    )
+}
+
+#[test]
+fn the_target_is_claude_or_the_anthropic_provider() {
+    let cases: &[(Option<&str>, Option<&str>, &str)] = &[
+        (
+            Some("anthropic"),
+            Some("claude-sonnet-4-5"),
+            "Anthropic provider=anthropic model=claude-sonnet-4-5 checked=claude-sonnet-4-5",
+        ),
+        (
+            Some("Anthropic"),
+            Some("some-model"),
+            "Anthropic provider=Anthropic model=some-model checked=some-model",
+        ),
+        (
+            Some("openrouter"),
+            Some("anthropic/Claude-Opus-4-6"),
+            "Anthropic provider=openrouter model=anthropic/Claude-Opus-4-6 checked=anthropic/Claude-Opus-4-6",
+        ),
+        (
+            None,
+            Some("anthropic/claude-opus-4-6"),
+            "Anthropic provider=anthropic model=claude-opus-4-6 checked=claude-opus-4-6",
+        ),
+        (
+            None,
+            Some("moonshot/kimi-k2"),
+            "Other provider=moonshot model=kimi-k2 checked=claude-sonnet-4-5",
+        ),
+        (
+            None,
+            Some("a/b/c"),
+            "Other provider=- model=a/b/c checked=claude-sonnet-4-5",
+        ),
+        (
+            Some("deepseek"),
+            Some("deepseek-chat"),
+            "Other provider=deepseek model=deepseek-chat checked=claude-sonnet-4-5",
+        ),
+        (
+            None,
+            None,
+            "Other provider=- model=- checked=claude-sonnet-4-5",
+        ),
+    ];
+    for (p, m, expect) in cases {
+        assert_eq!(target(*p, *m), *expect, "{p:?} {m:?}");
+    }
+    assert_eq!(SWITCH_MODEL, "claude-sonnet-4-5");
+}
+
+/// Findings, one a line: severity, rule, message and part ids, message.
+fn render_check(c: &SessionCheck) -> String {
+    let mut out = format!(
+        "target: {:?} {} / {} (checked as {})\n",
+        c.target.family,
+        c.target.provider.as_deref().unwrap_or("-"),
+        c.target.model.as_deref().unwrap_or("-"),
+        c.model.as_deref().unwrap_or("-")
+    );
+    for f in &c.findings {
+        out.push_str(&format!(
+            "{:?} {} {}/{}: {}\n",
+            f.finding.severity,
+            f.finding.rule,
+            f.message_id.as_deref().unwrap_or("-"),
+            f.part_id.as_deref().unwrap_or("-"),
+            f.finding.message
+        ));
+    }
+    out.push_str(&format!("has errors: {}\n", doctor::has_errors(c)));
+    out
+}
+
+/// A doctor plan, one repair a line (rule, action, kind, ids, reason, and the new part's JSON
+/// for a change or an addition), then what it leaves alone.
+fn render_plan(p: &DoctorPlan) -> String {
+    let mut out = format!("session {}: {} repair(s)\n", p.session_id, p.repairs.len());
+    for r in &p.repairs {
+        out.push_str(&format!(
+            "{} {} {:?} {}/{}: {}\n",
+            r.rule(),
+            r.action(),
+            r.kind,
+            r.message_id,
+            r.part_id,
+            r.reason
+        ));
+        match &r.change {
+            PartChange::Replace { new_raw, .. } => out.push_str(&format!("    now {new_raw}\n")),
+            PartChange::Create { json, .. } => out.push_str(&format!("    new {json}\n")),
+            _ => {}
+        }
+    }
+    for l in &p.left_alone {
+        out.push_str(&format!("left alone: {l}\n"));
+    }
+    assert_eq!(p.is_empty(), p.repairs.is_empty());
+    assert_eq!(p.to_write_plan().changes.len(), p.repairs.len());
+    out
+}
+
+/// The report of one export: its findings, the doctor's plans under each option set, and the
+/// findings left once the default plan is applied.
+fn report(name: &str) -> String {
+    let session = export(name);
+    let opts = Options::default();
+    let c = check_session(&session, &opts).expect("checks");
+    let mut out = format!("== {name}\nmodel: {:?}\n", session_model(&session));
+    out.push_str(&render_check(&c));
+    let own = PlanOptions {
+        last_message_live: false,
+        target: Some(session_target(&session, None)),
+    };
+    let default = doctor::plan(&session, &own);
+    out.push_str("-- plan, for the session's own target\n");
+    out.push_str(&render_plan(&default));
+    out.push_str("-- plan, no target given (Anthropic, the strictest)\n");
+    out.push_str(&render_plan(&doctor::plan(
+        &session,
+        &PlanOptions::default(),
+    )));
+    out.push_str("-- plan, the last message still being written\n");
+    out.push_str(&render_plan(&doctor::plan(
+        &session,
+        &PlanOptions {
+            last_message_live: true,
+            target: None,
+        },
+    )));
+    out.push_str("-- plan, bound for another provider\n");
+    out.push_str(&render_plan(&doctor::plan(
+        &session,
+        &PlanOptions {
+            last_message_live: false,
+            target: Some(Target::of(Some("moonshot"), Some("kimi-k2"))),
+        },
+    )));
+    let after = doctor::simulate(&session, &default);
+    out.push_str("-- after the plan\n");
+    out.push_str(&render_check(
+        &check_session(&after, &opts).expect("checks"),
+    ));
+    out
+}
+
+#[test]
+fn broken_session_report() {
+    insta::assert_snapshot!(report("broken.json"));
+}
+
+#[test]
+fn aborted_reasoning_report() {
+    insta::assert_snapshot!(report("aborted_reasoning.export.json"));
+}
+
+#[test]
+fn kimi_session_report() {
+    insta::assert_snapshot!(report("kimi_session.export.json"));
+}
+
+#[test]
+fn healthy_sessions_report() {
+    insta::assert_snapshot!(format!(
+        "{}{}",
+        report("healthy.json"),
+        report("healthy.doc.json")
+    ));
+}
+
+#[test]
+fn a_session_goes_where_its_last_model_says_unless_told() {
+    let s = export("kimi_session.export.json");
+    let t = session_target(&s, None);
+    assert_eq!(
+        (t.provider.as_deref(), t.model.as_deref(), t.is_anthropic()),
+        (Some("opencode"), Some("moonshotai/kimi-k2.6"), false),
+        "{t:?}"
+    );
+    let t = session_target(&s, Some("anthropic/claude-opus-4-6"));
+    assert_eq!(
+        (t.provider.as_deref(), t.model.as_deref(), t.is_anthropic()),
+        (Some("anthropic"), Some("claude-opus-4-6"), true)
+    );
+}
+
+#[test]
+fn the_next_turn_is_the_request_and_a_prompt_after_an_assistant_message() {
+    let ends_with_assistant = r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"a"}]}]}"#;
+    assert_eq!(
+        next_turn_body(ends_with_assistant).as_deref(),
+        Some(
+            format!(
+                r#"{{"messages":[{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"text","text":"a"}}]}},{{"role":"user","content":[{{"type":"text","text":"{NEXT_PROMPT}"}}]}}]}}"#
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        next_turn_body(r#"{"messages":[{"role":"user","content":"q"}]}"#),
+        None
+    );
+    assert_eq!(next_turn_body("not json"), None);
+}
+
+#[test]
+fn an_export_is_checked_with_paths_into_the_export() {
+    let text = export_text("broken.json");
+    let t = read(&text, FormatHint::Auto).expect("reads");
+    let findings: Vec<String> = check(&t, &Options::default())
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
+        .collect();
+    insta::assert_snapshot!(findings.join("\n"));
+    let healthy = export_text("healthy.json");
+    let t = read(&healthy, FormatHint::Auto).expect("reads");
+    assert_eq!(check(&t, &Options::default()).len(), 0);
+}
