@@ -181,38 +181,124 @@ pub struct Repaired<'a> {
     pub report: Report,
 }
 
+/// Where [`repair_into`] left the repaired body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyAt {
+    /// The body needed no change: the input is the body, byte for byte, and the buffer was left
+    /// empty (no copy was made).
+    Input,
+    /// The buffer holds the new body.
+    Buffer,
+}
+
+/// What [`repair_into`] did: where the body is, and the report.
+#[derive(Debug)]
+pub struct RepairedInto {
+    /// Where the body is: the input, or the caller's buffer.
+    pub body: BodyAt,
+    /// What was done and what is left.
+    pub report: Report,
+}
+
+impl RepairedInto {
+    /// The repaired body: `input` (the text the transcript was read from) when nothing changed,
+    /// else `buf` (the buffer given to [`repair_into`]).
+    pub fn body<'s>(&self, input: &'s str, buf: &'s str) -> &'s str {
+        match self.body {
+            BodyAt::Input => input,
+            BodyAt::Buffer => buf,
+        }
+    }
+}
+
 /// Repairs `t` under `opts`: applies every repair the policy allows, verifies that no thinking
-/// block was altered, and re-checks the result.
+/// block was altered, and re-checks the result. The body is the input itself when nothing
+/// needed repair (borrowed, no copy), else a new string. [`repair_into`] does the same into a
+/// buffer the caller reuses.
 ///
 /// # Errors
 /// [`PreventError::Guard`] when a thinking block changed or vanished unreported (a bug); the
 /// output is then withheld.
 pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>, PreventError> {
+    let mut out = String::new();
+    let done = repair_into(t, opts, &mut out)?;
+    Ok(Repaired {
+        body: match done.body {
+            BodyAt::Input => Cow::Borrowed(t.src),
+            BodyAt::Buffer => Cow::Owned(out),
+        },
+        report: done.report,
+    })
+}
+
+/// [`repair`], writing the repaired body into `out`, a buffer the caller keeps and reuses from
+/// one request to the next: what `out` held is replaced, and its allocation is reused, so a
+/// long-running agent does not allocate (and the kernel does not zero) a body-sized buffer for
+/// every request.
+///
+/// The body is written in one forward pass: every byte range the repair left alone is copied
+/// from the input straight into `out`, and only what changed (a rebuilt content array, an added
+/// message, a top-level key) is written anew between them. When nothing needed repair the
+/// input is the body and `out` is left empty ([`BodyAt::Input`]; no copy is made). The body and
+/// the report are exactly those of [`repair`].
+///
+/// ```
+/// use turnkeeper_model::{read, FormatHint};
+/// use turnkeeper_prevent::{repair_into, BodyAt, Options};
+///
+/// let mut buf = String::new(); // kept across requests
+/// let body = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":""}]}]}"#;
+/// let t = read(body, FormatHint::Auto)?;
+/// let done = repair_into(&t, &Options::default(), &mut buf)?;
+/// assert_eq!(done.body, BodyAt::Buffer);
+/// assert_eq!(buf, r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#);
+/// let send = done.body(body, &buf); // what to send
+/// assert_eq!(send, buf);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`repair`]; `out` is then left empty, so a failed repair cannot be sent by mistake.
+pub fn repair_into(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    out: &mut String,
+) -> Result<RepairedInto, PreventError> {
+    let res = repair_passes(t, opts, out);
+    if res.is_err() {
+        out.clear();
+    }
+    res
+}
+
+/// The passes of [`repair_into`]: the first on `t`, then, while a pass changes something, the
+/// next on the body the last one wrote into `out`.
+fn repair_passes(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    out: &mut String,
+) -> Result<RepairedInto, PreventError> {
     let (d, s, _mode) = pipeline(t, opts, true);
-    let first = d.output();
     let mut report = Report {
         changes: s.changes,
         request_changes: s.request,
         findings_left: Vec::new(),
     };
-    let out = match first {
-        Cow::Borrowed(_) => {
-            // Nothing was changed, so every rule saw the input as `check` sees it: its findings
-            // are what is left.
-            report.findings_left = if t.format == Format::Opencode {
-                // Stored sessions are repaired part by part (the doctor); what the wire rules
-                // find in the request OpenCode would send is left for it.
-                check(t, opts)
-            } else {
-                s.findings
-            };
-            return Ok(Repaired {
-                body: first,
-                report,
-            });
-        }
-        Cow::Owned(out) => out,
-    };
+    if !d.output_into(out) {
+        // Nothing was changed, so every rule saw the input as `check` sees it: its findings
+        // are what is left.
+        report.findings_left = if t.format == Format::Opencode {
+            // Stored sessions are repaired part by part (the doctor); what the wire rules
+            // find in the request OpenCode would send is left for it.
+            check(t, opts)
+        } else {
+            s.findings
+        };
+        return Ok(RepairedInto {
+            body: BodyAt::Input,
+            report,
+        });
+    }
     // The input is unchanged, so its thinking blocks can be recorded now, once we know a check
     // of the output is needed.
     let mut ledger = Ledger::take(t);
@@ -235,23 +321,26 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
     // input's terms where they can (a block by `origin`, a whole message by `whole`).
     let mut origin: Vec<Option<u32>> = kept.clone();
     let mut whole: Vec<Option<u32>> = d.derived();
-    let mut current = out;
+    drop(d);
+    // A third pass (rare) writes its body here while it reads `out`, then the two swap.
+    let mut spare = String::new();
     let mut pass = 2;
     loop {
         let again = next_pass_options(opts, &report);
         let next = {
             let out_t = if pass == 2 {
-                read_reusing(&current, t, &kept)
+                read_reusing(out, t, &kept)
             } else {
-                read(&current, FormatHint::Exactly(t.format))
+                read(out, FormatHint::Exactly(t.format))
             }
             .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
             let outcome = if pass <= MAX_PASSES {
                 let (d2, s2, _) = pipeline(&out_t, &again, true);
                 let k2 = (d2.kept(), d2.derived());
-                match d2.output() {
-                    Cow::Borrowed(_) => Err(s2.findings),
-                    Cow::Owned(next) => Ok((next, s2, k2)),
+                if d2.output_into(&mut spare) {
+                    Ok((s2, k2))
+                } else {
+                    Err(s2.findings)
                 }
             } else {
                 // Still changing after the last pass: what is left is what `check` finds.
@@ -266,7 +355,7 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
                 }
             }
         };
-        let (next, s2, (k2, w2)) = next;
+        let (s2, (k2, w2)) = next;
         removed += s2.removed_guarded;
         for raw in &s2.restored {
             ledger.allow_restored(raw);
@@ -287,11 +376,11 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
             .map(|k| k.and_then(|i| whole.get(i as usize).copied().flatten()))
             .collect();
         report.request_changes.extend(s2.request);
-        current = next;
+        std::mem::swap(out, &mut spare);
         pass += 1;
     }
-    Ok(Repaired {
-        body: Cow::Owned(current),
+    Ok(RepairedInto {
+        body: BodyAt::Buffer,
         report,
     })
 }
