@@ -249,24 +249,36 @@ impl<'t, 'a> Draft<'t, 'a> {
     }
 
     /// Block `j` of message `i`.
+    #[inline]
     pub fn block(&self, i: usize, j: usize) -> Option<BlockRef<'_>> {
+        // A block of an untouched message (the common case) is found inline; one of an edited
+        // or new message out of line.
         match self.msgs.get(i)? {
             DraftMessage::Orig { idx, blocks: None } => {
                 let n = self.t.block_index(*idx as usize, j)?;
                 Some(BlockRef {
                     src: self.t.src,
-                    block: &self.t.blocks[n],
+                    block: self.t.blocks.get(n)?,
                     orig: Some(n as u32),
                 })
             }
+            _ => self.block_of_edited(i, j),
+        }
+    }
+
+    #[inline(never)]
+    fn block_of_edited(&self, i: usize, j: usize) -> Option<BlockRef<'_>> {
+        match self.msgs.get(i)? {
             DraftMessage::Orig {
                 blocks: Some(b), ..
             }
             | DraftMessage::New { blocks: b, .. } => b.get(j).map(|db| self.resolve(db)),
+            DraftMessage::Orig { blocks: None, .. } => None,
         }
     }
 
     /// The blocks of message `i`.
+    #[inline]
     pub fn blocks(&self, i: usize) -> impl Iterator<Item = BlockRef<'_>> + '_ {
         // An untouched message walks its slice of the flat list directly; an edited one resolves
         // each draft block. One of the two iterators is always empty.
@@ -328,13 +340,23 @@ impl<'t, 'a> Draft<'t, 'a> {
     /// out again for an edited or new one.
     #[inline]
     pub fn summary(&self, i: usize) -> Summary {
+        // Rules ask this of every message, so the common answer (a message as the reader left
+        // it) is kept small enough to inline; working one out again is out of line.
         match self.msgs.get(i) {
-            Some(DraftMessage::Orig { idx, blocks: None }) => {
-                self.t.messages[*idx as usize].summary
-            }
-            Some(_) => Summary::of(self.blocks(i).map(|b| b.block)),
+            Some(DraftMessage::Orig { idx, blocks: None }) => self
+                .t
+                .messages
+                .get(*idx as usize)
+                .map(|m| m.summary)
+                .unwrap_or_default(),
+            Some(_) => self.summary_of_edited(i),
             None => Summary::default(),
         }
+    }
+
+    #[inline(never)]
+    fn summary_of_edited(&self, i: usize) -> Summary {
+        Summary::of(self.blocks(i).map(|b| b.block))
     }
 
     /// The original location `(message, block)` of block `j` of message `i`, when it is an
