@@ -76,8 +76,21 @@ struct PathStyle {
 impl<'a> Ledger<'a> {
     /// Records every guarded block of `t`.
     pub fn take(t: &Transcript<'a>) -> Self {
+        Self::take_blocks(t, t.blocks.iter())
+    }
+
+    /// Records the guarded blocks of the listed messages of `t` only. For a check whose other
+    /// messages come out as byte-for-byte copies of themselves, each at most once: their blocks
+    /// are the same on both sides and cancel out of the count, so leaving them out of both (see
+    /// [`Ledger::verify_messages`]) gives the verdict the whole ledger gives, while the ledger
+    /// holds only what changed.
+    pub fn take_messages(t: &Transcript<'a>, messages: impl IntoIterator<Item = usize>) -> Self {
+        Self::take_blocks(t, messages.into_iter().flat_map(|i| t.blocks_of(i)))
+    }
+
+    fn take_blocks<'b>(t: &Transcript<'a>, blocks: impl Iterator<Item = &'b Block>) -> Self {
         let mut counts: TextMap<&'a str, (usize, (u32, u32))> = TextMap::default();
-        for b in t.blocks.iter().filter(|b| is_guarded(b)) {
+        for b in blocks.filter(|b| is_guarded(b)) {
             let e = counts
                 .entry(b.span.get(t.src))
                 .or_insert((0, (b.msg, b.pos)));
@@ -119,11 +132,41 @@ impl<'a> Ledger<'a> {
         out: &Transcript<'_>,
         reported_removed: usize,
     ) -> Result<(), GuardViolation> {
+        self.verify_blocks(out, out.blocks.iter(), reported_removed)
+    }
+
+    /// [`Ledger::verify`] over the blocks of the listed messages of `out` only, for a ledger
+    /// taken with [`Ledger::take_messages`]: every message of `out` not listed must be a
+    /// byte-for-byte copy of an input message the ledger left out, and no input message may be
+    /// copied twice. The caller establishes both (a repair compares each copied message with
+    /// its original as it reads the output back).
+    ///
+    /// # Errors
+    /// As [`Ledger::verify`].
+    pub fn verify_messages(
+        &self,
+        out: &Transcript<'_>,
+        messages: impl IntoIterator<Item = usize>,
+        reported_removed: usize,
+    ) -> Result<(), GuardViolation> {
+        self.verify_blocks(
+            out,
+            messages.into_iter().flat_map(|i| out.blocks_of(i)),
+            reported_removed,
+        )
+    }
+
+    fn verify_blocks<'b>(
+        &self,
+        out: &Transcript<'_>,
+        blocks: impl Iterator<Item = &'b Block>,
+        reported_removed: usize,
+    ) -> Result<(), GuardViolation> {
         let mut left: TextMap<&str, usize> = TextMap::default();
         left.reserve(self.counts.len());
         left.extend(self.counts.iter().map(|(k, (n, _))| (*k, *n)));
         let mut extra = self.extra.clone();
-        for b in out.blocks.iter().filter(|b| is_guarded(b)) {
+        for b in blocks.filter(|b| is_guarded(b)) {
             let raw = b.span.get(out.src);
             if let Some(n) = left.get_mut(raw).filter(|n| **n > 0) {
                 *n -= 1;

@@ -249,24 +249,36 @@ impl<'t, 'a> Draft<'t, 'a> {
     }
 
     /// Block `j` of message `i`.
+    #[inline]
     pub fn block(&self, i: usize, j: usize) -> Option<BlockRef<'_>> {
+        // A block of an untouched message (the common case) is found inline; one of an edited
+        // or new message out of line.
         match self.msgs.get(i)? {
             DraftMessage::Orig { idx, blocks: None } => {
                 let n = self.t.block_index(*idx as usize, j)?;
                 Some(BlockRef {
                     src: self.t.src,
-                    block: &self.t.blocks[n],
+                    block: self.t.blocks.get(n)?,
                     orig: Some(n as u32),
                 })
             }
+            _ => self.block_of_edited(i, j),
+        }
+    }
+
+    #[inline(never)]
+    fn block_of_edited(&self, i: usize, j: usize) -> Option<BlockRef<'_>> {
+        match self.msgs.get(i)? {
             DraftMessage::Orig {
                 blocks: Some(b), ..
             }
             | DraftMessage::New { blocks: b, .. } => b.get(j).map(|db| self.resolve(db)),
+            DraftMessage::Orig { blocks: None, .. } => None,
         }
     }
 
     /// The blocks of message `i`.
+    #[inline]
     pub fn blocks(&self, i: usize) -> impl Iterator<Item = BlockRef<'_>> + '_ {
         // An untouched message walks its slice of the flat list directly; an edited one resolves
         // each draft block. One of the two iterators is always empty.
@@ -328,13 +340,23 @@ impl<'t, 'a> Draft<'t, 'a> {
     /// out again for an edited or new one.
     #[inline]
     pub fn summary(&self, i: usize) -> Summary {
+        // Rules ask this of every message, so the common answer (a message as the reader left
+        // it) is kept small enough to inline; working one out again is out of line.
         match self.msgs.get(i) {
-            Some(DraftMessage::Orig { idx, blocks: None }) => {
-                self.t.messages[*idx as usize].summary
-            }
-            Some(_) => Summary::of(self.blocks(i).map(|b| b.block)),
+            Some(DraftMessage::Orig { idx, blocks: None }) => self
+                .t
+                .messages
+                .get(*idx as usize)
+                .map(|m| m.summary)
+                .unwrap_or_default(),
+            Some(_) => self.summary_of_edited(i),
             None => Summary::default(),
         }
+    }
+
+    #[inline(never)]
+    fn summary_of_edited(&self, i: usize) -> Summary {
+        Summary::of(self.blocks(i).map(|b| b.block))
     }
 
     /// The original location `(message, block)` of block `j` of message `i`, when it is an
@@ -442,14 +464,34 @@ impl<'t, 'a> Draft<'t, 'a> {
         }
     }
 
-    /// The output text: the input itself when nothing changed.
+    /// The output text: the input itself when nothing changed. Otherwise a new string, written
+    /// by [`Draft::output_into`].
     pub fn output(&self) -> Cow<'a, str> {
         if !self.changed {
             return Cow::Borrowed(self.t.src);
         }
+        let mut out = String::new();
+        self.output_into(&mut out);
+        Cow::Owned(out)
+    }
+
+    /// Writes the output text into `out`, replacing what it held and reusing its allocation;
+    /// returns true. When nothing changed, the input itself is the output: `out` is left empty
+    /// and the result is false (no copy is made).
+    ///
+    /// The text is written in one forward pass: each unchanged byte range of the input is copied
+    /// once, straight into `out`, and each edited piece (a rebuilt content array, a new message,
+    /// a top-level key) is written in place between them, so nothing but `out` holds a copy of
+    /// the body.
+    pub fn output_into(&self, out: &mut String) -> bool {
+        out.clear();
+        if !self.changed {
+            return false;
+        }
         let t = self.t;
         let src = t.src;
-        let mut splices: Vec<(Span, String)> = Vec::new();
+        // The edits, each with the input range it replaces, in the order they appear.
+        let mut edits: Vec<(Span, Edit<'_>)> = Vec::new();
         let identity_order =
             self.msgs.len() == t.messages.len()
                 && self.msgs.iter().enumerate().all(
@@ -462,75 +504,82 @@ impl<'t, 'a> Draft<'t, 'a> {
                     blocks: Some(list),
                 } = m
                 {
-                    let msg = &t.messages[*idx as usize];
-                    splices.push(self.content_splice(
-                        msg_content_anchor(t, *idx as usize),
-                        list,
-                        msg,
-                    ));
+                    let anchor = msg_content_anchor(t, *idx as usize);
+                    let span = match anchor {
+                        Anchor::Value(span) => span,
+                        Anchor::Insert(at) => Span::new(at, at),
+                    };
+                    edits.push((span, Edit::Content(anchor, list, *idx)));
                 }
             }
         } else if let Some(arr) = t.messages_span {
-            splices.push((arr, self.messages_array(arr)));
+            edits.push((arr, Edit::Messages(arr)));
         }
         for e in &self.top {
-            splices.push(self.top_splice(e));
+            let (span, text) = self.top_splice(e);
+            edits.push((span, Edit::Text(text)));
         }
-        splices.sort_by_key(|(s, _)| (s.start, s.end));
-        let mut out = String::with_capacity(src.len() + 256);
+        // Stable: a top-level insertion and a content edit never share a start, and two
+        // insertions at one place keep the order they were made in.
+        edits.sort_by_key(|(s, _)| (s.start, s.end));
+        out.reserve(src.len() + 256);
         let mut pos = 0usize;
-        for (span, text) in splices {
+        for (span, edit) in edits {
             let start = span.start as usize;
             if start < pos {
                 continue; // overlapping edits are a bug upstream; keep the first.
             }
             out.push_str(&src[pos..start]);
-            out.push_str(&text);
+            match edit {
+                Edit::Content(anchor, list, idx) => {
+                    self.write_content(out, anchor, list, &t.messages[idx as usize])
+                }
+                Edit::Messages(arr) => self.write_messages_array(out, arr),
+                Edit::Text(text) => out.push_str(&text),
+            }
             pos = span.end as usize;
         }
         out.push_str(&src[pos..]);
-        Cow::Owned(out)
+        true
     }
 
-    /// Builds the splice for a message's content: `(span to replace, new text)`.
-    fn content_splice(
+    /// Writes a message's new content in place of `anchor`: over the existing value, or as a
+    /// new member before the message's closing brace.
+    fn write_content(
         &self,
+        out: &mut String,
         anchor: Anchor,
         list: &[DraftBlock],
         msg: &crate::view::Message,
-    ) -> (Span, String) {
-        let t = self.t;
+    ) {
         match anchor {
             Anchor::Value(span) => {
                 let arr = match msg.content {
                     Content::Blocks { .. } => Some(span),
                     _ => None,
                 };
-                (span, self.block_array(arr, list))
+                self.write_block_array(out, arr, list);
             }
-            Anchor::Insert(at) => {
-                let key = match t.format {
-                    Format::Anthropic => "content",
-                    Format::Gemini | Format::Opencode => "parts",
-                };
-                let text = format!(",\"{key}\":{}", self.block_array(None, list));
-                (Span::new(at, at), text)
+            Anchor::Insert(_) => {
+                out.push_str(match self.t.format {
+                    Format::Anthropic => ",\"content\":",
+                    Format::Gemini | Format::Opencode => ",\"parts\":",
+                });
+                self.write_block_array(out, None, list);
             }
         }
     }
 
-    /// A content array for `list`, reusing the original array's whitespace and the separators
-    /// between blocks that were neighbours in the input.
-    fn block_array(&self, orig: Option<Span>, list: &[DraftBlock]) -> String {
+    /// Writes a content array for `list`, reusing the original array's whitespace and the
+    /// separators between blocks that were neighbours in the input.
+    fn write_block_array(&self, out: &mut String, orig: Option<Span>, list: &[DraftBlock]) {
         let src = self.t.src;
         let blocks = &self.t.blocks;
-        let spans: Vec<Option<(u32, Span)>> = list
-            .iter()
-            .map(|b| match b {
-                DraftBlock::Orig(n) => Some((*n, blocks[*n as usize].span)),
-                DraftBlock::New(_) => None,
-            })
-            .collect();
+        out.push('[');
+        if list.is_empty() {
+            out.push(']');
+            return;
+        }
         let (lead, trail, default_sep) = array_layout(
             src,
             orig,
@@ -541,24 +590,15 @@ impl<'t, 'a> Draft<'t, 'a> {
                 })
                 .map(|n| blocks_around(self.t, n)),
         );
-        let mut out = String::with_capacity(
-            list.iter()
-                .map(|b| match b {
-                    DraftBlock::Orig(n) => blocks[*n as usize].span.len() + 2,
-                    DraftBlock::New(nb) => nb.json.len() + 2,
-                })
-                .sum::<usize>()
-                + 8,
-        );
-        out.push('[');
-        if list.is_empty() {
-            out.push(']');
-            return out;
-        }
         out.push_str(lead);
+        let mut prev: Option<(u32, Span)> = None;
         for (k, b) in list.iter().enumerate() {
+            let cur = match b {
+                DraftBlock::Orig(n) => Some((*n, blocks[*n as usize].span)),
+                DraftBlock::New(_) => None,
+            };
             if k > 0 {
-                match (spans[k - 1], spans[k]) {
+                match (prev, cur) {
                     // Neighbours in the same input message: keep the separator between them.
                     // Consecutive flat indices may belong to two messages; their gap is not a
                     // separator.
@@ -576,35 +616,36 @@ impl<'t, 'a> Draft<'t, 'a> {
                 DraftBlock::Orig(n) => out.push_str(blocks[*n as usize].span.get(src)),
                 DraftBlock::New(nb) => out.push_str(&nb.json),
             }
+            prev = cur;
         }
         out.push_str(trail);
         out.push(']');
-        out
     }
 
-    fn messages_array(&self, arr: Span) -> String {
+    /// Writes the whole messages array (messages were removed, inserted or moved): untouched
+    /// messages as their input bytes, with the input's separators between input neighbours.
+    fn write_messages_array(&self, out: &mut String, arr: Span) {
         let t = self.t;
         let src = t.src;
-        let first_orig = self.msgs.iter().find_map(|m| match m {
-            DraftMessage::Orig { idx, .. } => Some(*idx),
-            _ => None,
-        });
-        let around = first_orig.map(|_| {
-            let spans: Vec<Span> = t.messages.iter().map(|m| m.span).collect();
-            spans
-        });
+        let has_orig = self
+            .msgs
+            .iter()
+            .any(|m| matches!(m, DraftMessage::Orig { .. }));
         let (lead, trail, default_sep) = array_layout(
             src,
             Some(arr),
-            around
-                .as_deref()
-                .map(|s| (s.first().copied(), s.get(1).copied(), s.last().copied())),
+            has_orig.then(|| {
+                (
+                    t.messages.first().map(|m| m.span),
+                    t.messages.get(1).map(|m| m.span),
+                    t.messages.last().map(|m| m.span),
+                )
+            }),
         );
-        let mut out = String::with_capacity(arr.len() + 256);
         out.push('[');
         if self.msgs.is_empty() {
             out.push(']');
-            return out;
+            return;
         }
         out.push_str(lead);
         let mut prev: Option<u32> = None;
@@ -632,36 +673,34 @@ impl<'t, 'a> Draft<'t, 'a> {
                     blocks: Some(list),
                 } => {
                     let msg = &t.messages[*idx as usize];
-                    let (span, text) =
-                        self.content_splice(msg_content_anchor(t, *idx as usize), list, msg);
-                    out.push_str(&src[msg.span.start as usize..span.start as usize]);
-                    out.push_str(&text);
-                    out.push_str(&src[span.end as usize..msg.span.end as usize]);
+                    let anchor = msg_content_anchor(t, *idx as usize);
+                    let (from, to) = match anchor {
+                        Anchor::Value(span) => (span.start as usize, span.end as usize),
+                        Anchor::Insert(at) => (at, at),
+                    };
+                    out.push_str(&src[msg.span.start as usize..from]);
+                    self.write_content(out, anchor, list, msg);
+                    out.push_str(&src[to..msg.span.end as usize]);
                 }
-                DraftMessage::New { role, blocks } => {
-                    out.push_str(&self.new_message(*role, blocks))
-                }
+                DraftMessage::New { role, blocks } => self.write_new_message(out, *role, blocks),
             }
             prev = cur;
         }
         out.push_str(trail);
         out.push(']');
-        out
     }
 
-    fn new_message(&self, role: Role, blocks: &[DraftBlock]) -> String {
-        let arr = self.block_array(None, blocks);
-        match self.t.format {
-            Format::Anthropic => format!(
-                "{{\"role\":\"{}\",\"content\":{arr}}}",
-                role_name(role, false)
-            ),
-            Format::Gemini => format!("{{\"role\":\"{}\",\"parts\":{arr}}}", role_name(role, true)),
-            Format::Opencode => format!(
-                "{{\"info\":{{\"role\":\"{}\"}},\"parts\":{arr}}}",
-                role_name(role, false)
-            ),
-        }
+    fn write_new_message(&self, out: &mut String, role: Role, blocks: &[DraftBlock]) {
+        let (open, key) = match self.t.format {
+            Format::Anthropic => ("{\"role\":\"", "\",\"content\":"),
+            Format::Gemini => ("{\"role\":\"", "\",\"parts\":"),
+            Format::Opencode => ("{\"info\":{\"role\":\"", "\"},\"parts\":"),
+        };
+        out.push_str(open);
+        out.push_str(role_name(role, self.t.format == Format::Gemini));
+        out.push_str(key);
+        self.write_block_array(out, None, blocks);
+        out.push('}');
     }
 
     fn top_splice(&self, e: &TopEdit) -> (Span, String) {
@@ -727,9 +766,21 @@ fn role_name(role: Role, gemini: bool) -> &'static str {
 
 /// Where a message's new content goes: over the existing value, or inserted before the
 /// message's closing brace.
+#[derive(Clone, Copy)]
 enum Anchor {
     Value(Span),
     Insert(usize),
+}
+
+/// One edited piece of the output, written by [`Draft::output_into`] in place of a range of the
+/// input.
+enum Edit<'d> {
+    /// Message `idx`'s new content.
+    Content(Anchor, &'d [DraftBlock], u32),
+    /// The whole messages array.
+    Messages(Span),
+    /// A top-level key's new text.
+    Text(String),
 }
 
 fn msg_content_anchor(t: &Transcript<'_>, i: usize) -> Anchor {

@@ -899,4 +899,39 @@ mod tests {
             assert_eq!(find_special(s.as_bytes(), start), want);
         }
     }
+
+    /// The word-at-a-time search (one word, then two a step, then one, then bytes) finds the
+    /// first special byte wherever it falls, after fillers that sit next to the specials' values
+    /// (0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xff), and with a second special after it
+    /// (whose borrow must not move the answer).
+    #[test]
+    fn special_byte_search_finds_every_position_from_every_start() {
+        let fillers = [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff, b'a'];
+        for (f, &fill) in fillers.iter().enumerate() {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 40, 41] {
+                    for at in 0..=len {
+                        let mut buf = vec![fill; len];
+                        if at < len {
+                            buf[at] = special;
+                            if at + 1 < len {
+                                buf[at + 1] = [0x00, b'"'][f % 2];
+                            }
+                        }
+                        for start in 0..=at.min(len) {
+                            let want = buf[start..]
+                                .iter()
+                                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                                .map_or(len, |p| p + start);
+                            assert_eq!(
+                                find_special(&buf, start),
+                                want,
+                                "filler {fill:#x}, special {special:#x} at {at} of {len}, from {start}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

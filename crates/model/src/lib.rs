@@ -31,7 +31,9 @@ pub mod view;
 pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
 pub use error::ModelError;
 pub use json::{Span, StrSpan};
-pub use read::{FormatHint, read, read_block, read_bytes, read_reusing, sniff};
+pub use read::{
+    FormatHint, read, read_block, read_bytes, read_reusing, read_reusing_copies, sniff,
+};
 pub use view::{
     Block, BlockKind, BodyKind, Content, Facts, Format, Kinds, Message, RequestMeta, Role, Summary,
     ThinkingParam, Transcript,

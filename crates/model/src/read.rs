@@ -6,6 +6,7 @@
 //! `types.py`) and OpenCode's message and part records (seed 003).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use crate::error::ModelError;
 use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
@@ -166,8 +167,44 @@ pub fn read_reusing<'a>(
     prev: &Transcript<'_>,
     keep: &[Option<u32>],
 ) -> Result<Transcript<'a>, ModelError> {
-    let reuse = (prev.body == BodyKind::Request).then_some(Reuse { prev, keep });
-    read_with(src, prev.format, reuse)
+    read_reusing_copies(src, prev, keep).map(|(t, _)| t)
+}
+
+/// [`read_reusing`], also saying which messages were reused: for each message of the result,
+/// `Some(k)` when it was found to be message `k` of `prev` byte for byte (its bytes compared,
+/// its reading moved over), `None` when it was scanned. No message of `prev` is reused twice
+/// (a second claim on one is scanned instead), so the `Some`s name distinct messages. A check
+/// that must see every changed byte (the thinking-block ledger) can leave the reused messages
+/// out, as they are copies.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_reusing_copies<'a>(
+    src: &'a str,
+    prev: &Transcript<'_>,
+    keep: &[Option<u32>],
+) -> Result<(Transcript<'a>, Vec<Option<u32>>), ModelError> {
+    if prev.body != BodyKind::Request {
+        let t = read_with(src, prev.format, None)?;
+        let copies = vec![None; t.messages.len()];
+        return Ok((t, copies));
+    }
+    let copies = RefCell::new(Copies {
+        of: Vec::with_capacity(keep.len()),
+        used: vec![false; prev.messages.len()],
+    });
+    let t = read_with(
+        src,
+        prev.format,
+        Some(Reuse {
+            prev,
+            keep,
+            copies: &copies,
+        }),
+    )?;
+    let mut of = copies.into_inner().of;
+    of.resize(t.messages.len(), None);
+    Ok((t, of))
 }
 
 /// The earlier reading [`read_reusing`] moves messages over from.
@@ -175,12 +212,28 @@ pub fn read_reusing<'a>(
 struct Reuse<'p, 'q> {
     prev: &'q Transcript<'p>,
     keep: &'q [Option<u32>],
+    copies: &'q RefCell<Copies>,
+}
+
+/// Which messages [`Reuse::take`] moved over: `of[i]`, the earlier message that message `i` is a
+/// copy of; `used[k]`, whether earlier message `k` was moved over already.
+struct Copies {
+    of: Vec<Option<u32>>,
+    used: Vec<bool>,
 }
 
 impl Reuse<'_, '_> {
+    /// A new messages array begins (a duplicate key restarts it).
+    fn restart(&self) {
+        let mut c = self.copies.borrow_mut();
+        c.of.clear();
+        c.used.iter_mut().for_each(|u| *u = false);
+    }
+
     /// When message `i` of the new text is a kept message of the earlier one, byte for byte,
-    /// steps over it and appends its moved reading; otherwise leaves the scanner where it was
-    /// and returns false.
+    /// steps over it and appends its moved reading, already stamped with its place (so the
+    /// caller does not [`stamp`] it again); otherwise leaves the scanner where it was and
+    /// returns false.
     fn take(
         &self,
         s: &mut Scanner<'_>,
@@ -194,6 +247,10 @@ impl Reuse<'_, '_> {
         let Some(m) = self.prev.messages.get(k as usize) else {
             return false;
         };
+        let mut c = self.copies.borrow_mut();
+        if c.used.get(k as usize).is_none_or(|u| *u) {
+            return false;
+        }
         s.skip_ws();
         let to = s.pos() as u32;
         if !s.skip_verbatim(m.span.get(self.prev.src)) {
@@ -201,13 +258,18 @@ impl Reuse<'_, '_> {
         }
         let from = m.span.start;
         let first = blocks.len() as u32;
-        blocks.extend(
-            self.prev
-                .blocks_of(k as usize)
-                .iter()
-                .map(|b| b.moved(from, to)),
-        );
+        let at = messages.len() as u32;
+        blocks.extend(self.prev.blocks_of(k as usize).iter().map(|b| {
+            let mut b = b.moved(from, to);
+            b.msg = at;
+            b
+        }));
         messages.push(m.moved(from, to, first));
+        c.used[k as usize] = true;
+        if c.of.len() <= i {
+            c.of.resize(i + 1, None);
+        }
+        c.of[i] = Some(k);
         true
     }
 }
@@ -223,9 +285,10 @@ fn read_with<'a>(
         body: BodyKind::Request,
         root: Span::default(),
         messages_span: None,
-        // Enough for a short conversation without growing; `after_message` sizes longer ones.
-        messages: Vec::with_capacity(8),
-        blocks: Vec::with_capacity(16),
+        // Enough for a short conversation without growing; `after_message` sizes longer ones. A
+        // repaired body has about as many as the body it was made from.
+        messages: Vec::with_capacity(reuse.map_or(8, |r| r.prev.messages.len() + 8)),
+        blocks: Vec::with_capacity(reuse.map_or(16, |r| r.prev.blocks.len() + 16)),
         meta: RequestMeta::default(),
     };
     let res = (|| -> R<()> {
@@ -420,13 +483,17 @@ fn read_anthropic_root(
                     }
                     messages.clear();
                     blocks.clear();
+                    if let Some(r) = reuse {
+                        r.restart();
+                    }
                     let span = s.array(|s, i| -> R<()> {
-                        if !reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks)) {
+                        let moved = reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks));
+                        if !moved {
                             let m = read_anthropic_message(s, &mut blocks)
                                 .map_err(|e| e.at_index(i))?;
                             messages.push(m);
                         }
-                        after_message(&mut messages, &mut blocks, s.pos(), src.len());
+                        after_message(&mut messages, &mut blocks, !moved, s.pos(), src.len());
                         Ok(())
                     })?;
                     messages_span = Some(span);
@@ -517,14 +584,21 @@ fn read_anthropic_root(
     Ok(())
 }
 
-/// Called after each message of a request: finishes the message just read ([`stamp`]), then
-/// grows the message and block lists ahead of need by extrapolating what was read so far to the
-/// rest of the input (`done` of `total` bytes read), instead of letting `Vec` double: doubling a
-/// list of 100,000 blocks copies it again and again and can hold twice what is used. A
-/// session's messages are alike enough that the estimate lands close; when it falls short, the
-/// list estimates again once it nears full.
-fn after_message(messages: &mut Vec<Message>, blocks: &mut Vec<Block>, done: usize, total: usize) {
-    if let Some(last) = messages.len().checked_sub(1) {
+/// Called after each message of a request: finishes the message just read ([`stamp`], unless
+/// `scanned` is false: a message moved over by [`read_reusing`] comes stamped), then grows the
+/// message and block lists ahead of need by extrapolating what was read so far to the rest of
+/// the input (`done` of `total` bytes read), instead of letting `Vec` double: doubling a list of
+/// 100,000 blocks copies it again and again and can hold twice what is used. A session's
+/// messages are alike enough that the estimate lands close; when it falls short, the list
+/// estimates again once it nears full.
+fn after_message(
+    messages: &mut Vec<Message>,
+    blocks: &mut Vec<Block>,
+    scanned: bool,
+    done: usize,
+    total: usize,
+) {
+    if scanned && let Some(last) = messages.len().checked_sub(1) {
         stamp(messages, blocks, last);
     }
     /// Grows `v` when fewer than `headroom` free slots are left and more items are expected.
@@ -763,13 +837,17 @@ fn read_gemini_root(
                     }
                     messages.clear();
                     blocks.clear();
+                    if let Some(r) = reuse {
+                        r.restart();
+                    }
                     messages_span = Some(s.array(|s, i| -> R<()> {
-                        if !reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks)) {
+                        let moved = reuse.is_some_and(|r| r.take(s, i, &mut messages, &mut blocks));
+                        if !moved {
                             let m =
                                 read_gemini_content(s, &mut blocks).map_err(|e| e.at_index(i))?;
                             messages.push(m);
                         }
-                        after_message(&mut messages, &mut blocks, s.pos(), src.len());
+                        after_message(&mut messages, &mut blocks, !moved, s.pos(), src.len());
                         Ok(())
                     })?);
                 }
@@ -1001,7 +1079,7 @@ fn read_opencode_root(s: &mut Scanner<'_>, t: &mut Transcript<'_>) -> R<()> {
         s.array(|s, i| -> R<()> {
             let m = read_opencode_message(s, &mut blocks).map_err(|e| e.at_index(i))?;
             messages.push(m);
-            after_message(&mut messages, &mut blocks, s.pos(), s.src().len());
+            after_message(&mut messages, &mut blocks, true, s.pos(), s.src().len());
             Ok(())
         })
     };

@@ -178,6 +178,10 @@ pub struct Summary {
     pub extra_fields: bool,
     /// True when some block lacks a field its type requires ([`Block::lacks_required_field`]).
     pub missing_required: bool,
+    /// True when some text block may be blank: the reader found its text empty or whitespace
+    /// only, or did not look ([`Facts::text_blank`] unknown). False means every text block is
+    /// known to hold text, and a rule about blank text has nothing to do here.
+    pub maybe_blank_text: bool,
 }
 
 impl Summary {
@@ -186,6 +190,7 @@ impl Summary {
         self.kinds.insert(b.kind());
         self.extra_fields |= b.has_extra_fields();
         self.missing_required |= b.lacks_required_field();
+        self.maybe_blank_text |= b.kind() == BlockKind::Text && b.facts.text_blank != Some(false);
     }
 
     /// The summary of a list of blocks.

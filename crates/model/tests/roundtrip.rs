@@ -124,6 +124,50 @@ fn corpus_removing_one_block_keeps_every_other_block_identical() {
     assert!(edited >= floor(50), "only {edited} transcripts edited");
 }
 
+/// `Draft::output_into` into a buffer that holds an earlier body: an untouched draft leaves it
+/// empty (the input is the output); an edited one (a block removed, so one content array is
+/// rebuilt; messages removed and inserted, so the whole array is; a top-level key set) replaces
+/// all of it with exactly what `output` returns, which the read-back checks above hold to the
+/// input's bytes.
+#[test]
+fn output_into_a_used_buffer_replaces_it() {
+    let mut buf = String::from("{\"an earlier body\":true}").repeat(1000);
+    let mut edited = 0;
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(t) = read(&text, FormatHint::Auto) else {
+            continue;
+        };
+        let untouched = Draft::new(&t);
+        assert!(!untouched.output_into(&mut buf), "{}", path.display());
+        assert!(buf.is_empty(), "{}", path.display());
+        let mut drafts = Vec::new();
+        if let Some(i) = (0..t.messages.len()).find(|&i| !t.blocks_of(i).is_empty()) {
+            let mut d = Draft::new(&t);
+            d.remove_block(i, 0);
+            drafts.push(d);
+        }
+        if t.messages.len() >= 2 {
+            let mut d = Draft::new(&t);
+            d.remove_message(1);
+            d.insert_message(0, Role::User, Vec::new());
+            drafts.push(d);
+        }
+        let mut d = Draft::new(&t);
+        d.set_top("max_tokens", Some("7".to_owned()));
+        drafts.push(d);
+        for d in drafts {
+            buf.push_str("left over from the last request");
+            assert!(d.output_into(&mut buf), "{}", path.display());
+            assert_eq!(buf, d.output(), "{}", path.display());
+            edited += 1;
+        }
+    }
+    assert!(edited >= floor(150), "only {edited} drafts written");
+}
+
 /// Regression (found by the repair invariants): moving the first block of one message to the end
 /// of the previous one made them flat-index neighbours, and the writer copied the bytes between
 /// the two messages as if they were a separator.

@@ -9,7 +9,9 @@
 //! - `check`: `turnkeeper_prevent::check_str`, read + every rule, through the public API;
 //! - `rules`: the rule pipeline alone (`check(&t, &opts)`) on an already-read transcript, with
 //!   throughput in messages (criterion's elem/s; µs per message = 1e6 / elem/s);
-//! - `repair`: read + `repair` + the output body.
+//! - `repair`: read + `repair` + the output body;
+//! - `repair_into`: read + `repair_into` into one buffer kept across iterations (a long-running
+//!   agent's reuse: no fresh body-sized allocation per call).
 //!
 //! Throughput is in bytes of input (criterion prints MiB/s). `TURNKEEPER_BENCH_LARGE=1` adds the
 //! 100 MB workload. Under
@@ -24,7 +26,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use turnkeeper_model::{FormatHint, read};
-use turnkeeper_prevent::{Options, Severity, check, check_str, repair};
+use turnkeeper_prevent::{Options, Severity, check, check_str, repair, repair_into};
 
 use workload::{Workload, corpus_thinking, large_enabled, quick_mode, specs};
 
@@ -88,6 +90,15 @@ fn bench(c: &mut Criterion) {
                 let t = read(black_box(src), FormatHint::Auto).expect("reads");
                 let r = repair(&t, &opts).expect("repairs");
                 black_box(r.body.len());
+                r.report
+            })
+        });
+        let mut buf = String::new();
+        g.bench_function("repair_into", |b| {
+            b.iter(|| {
+                let t = read(black_box(src), FormatHint::Auto).expect("reads");
+                let r = repair_into(&t, &opts, &mut buf).expect("repairs");
+                black_box(r.body(src, &buf).len());
                 r.report
             })
         });

@@ -43,7 +43,8 @@ use std::borrow::Cow;
 
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
 use turnkeeper_model::{
-    BlockKind, BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read, read_reusing,
+    BlockKind, BodyKind, Draft, Format, FormatHint, ModelError, Transcript, read,
+    read_reusing_copies,
 };
 
 pub use ctx::{BINDING_BETA, Ctx};
@@ -181,49 +182,133 @@ pub struct Repaired<'a> {
     pub report: Report,
 }
 
+/// Where [`repair_into`] left the repaired body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyAt {
+    /// The body needed no change: the input is the body, byte for byte, and the buffer was left
+    /// empty (no copy was made).
+    Input,
+    /// The buffer holds the new body.
+    Buffer,
+}
+
+/// What [`repair_into`] did: where the body is, and the report.
+#[derive(Debug)]
+pub struct RepairedInto {
+    /// Where the body is: the input, or the caller's buffer.
+    pub body: BodyAt,
+    /// What was done and what is left.
+    pub report: Report,
+}
+
+impl RepairedInto {
+    /// The repaired body: `input` (the text the transcript was read from) when nothing changed,
+    /// else `buf` (the buffer given to [`repair_into`]).
+    pub fn body<'s>(&self, input: &'s str, buf: &'s str) -> &'s str {
+        match self.body {
+            BodyAt::Input => input,
+            BodyAt::Buffer => buf,
+        }
+    }
+}
+
 /// Repairs `t` under `opts`: applies every repair the policy allows, verifies that no thinking
-/// block was altered, and re-checks the result.
+/// block was altered, and re-checks the result. The body is the input itself when nothing
+/// needed repair (borrowed, no copy), else a new string. [`repair_into`] does the same into a
+/// buffer the caller reuses.
 ///
 /// # Errors
 /// [`PreventError::Guard`] when a thinking block changed or vanished unreported (a bug); the
 /// output is then withheld.
 pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>, PreventError> {
+    let mut out = String::new();
+    let done = repair_into(t, opts, &mut out)?;
+    Ok(Repaired {
+        body: match done.body {
+            BodyAt::Input => Cow::Borrowed(t.src),
+            BodyAt::Buffer => Cow::Owned(out),
+        },
+        report: done.report,
+    })
+}
+
+/// [`repair`], writing the repaired body into `out`, a buffer the caller keeps and reuses from
+/// one request to the next: what `out` held is replaced, and its allocation is reused, so a
+/// long-running agent does not allocate (and the kernel does not zero) a body-sized buffer for
+/// every request.
+///
+/// The body is written in one forward pass: every byte range the repair left alone is copied
+/// from the input straight into `out`, and only what changed (a rebuilt content array, an added
+/// message, a top-level key) is written anew between them. When nothing needed repair the
+/// input is the body and `out` is left empty ([`BodyAt::Input`]; no copy is made). The body and
+/// the report are exactly those of [`repair`].
+///
+/// ```
+/// use turnkeeper_model::{read, FormatHint};
+/// use turnkeeper_prevent::{repair_into, BodyAt, Options};
+///
+/// let mut buf = String::new(); // kept across requests
+/// let body = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":""}]}]}"#;
+/// let t = read(body, FormatHint::Auto)?;
+/// let done = repair_into(&t, &Options::default(), &mut buf)?;
+/// assert_eq!(done.body, BodyAt::Buffer);
+/// assert_eq!(buf, r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#);
+/// let send = done.body(body, &buf); // what to send
+/// assert_eq!(send, buf);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`repair`]; `out` is then left empty, so a failed repair cannot be sent by mistake.
+pub fn repair_into(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    out: &mut String,
+) -> Result<RepairedInto, PreventError> {
+    let res = repair_passes(t, opts, out);
+    if res.is_err() {
+        out.clear();
+    }
+    res
+}
+
+/// The passes of [`repair_into`]: the first on `t`, then, while a pass changes something, the
+/// next on the body the last one wrote into `out`.
+fn repair_passes(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    out: &mut String,
+) -> Result<RepairedInto, PreventError> {
     let (d, s, _mode) = pipeline(t, opts, true);
-    let first = d.output();
     let mut report = Report {
         changes: s.changes,
         request_changes: s.request,
         findings_left: Vec::new(),
     };
-    let out = match first {
-        Cow::Borrowed(_) => {
-            // Nothing was changed, so every rule saw the input as `check` sees it: its findings
-            // are what is left.
-            report.findings_left = if t.format == Format::Opencode {
-                // Stored sessions are repaired part by part (the doctor); what the wire rules
-                // find in the request OpenCode would send is left for it.
-                check(t, opts)
-            } else {
-                s.findings
-            };
-            return Ok(Repaired {
-                body: first,
-                report,
-            });
-        }
-        Cow::Owned(out) => out,
-    };
-    // The input is unchanged, so its thinking blocks can be recorded now, once we know a check
-    // of the output is needed.
-    let mut ledger = Ledger::take(t);
-    for raw in &s.restored {
-        ledger.allow_restored(raw);
+    if !d.output_into(out) {
+        // Nothing was changed, so every rule saw the input as `check` sees it: its findings
+        // are what is left.
+        report.findings_left = if t.format == Format::Opencode {
+            // Stored sessions are repaired part by part (the doctor); what the wire rules
+            // find in the request OpenCode would send is left for it.
+            check(t, opts)
+        } else {
+            s.findings
+        };
+        return Ok(RepairedInto {
+            body: BodyAt::Input,
+            report,
+        });
     }
+    // The guard: every thinking block of the input (which is unchanged) must come out byte for
+    // byte or be reported removed. What it checks is recorded once the last pass is known (the
+    // input is still there), with the texts the rules restored.
+    let mut restored = s.restored;
     let mut removed = s.removed_guarded;
     // A repair can expose what an earlier rule would have fixed (a blank block left last, a
     // message left empty). Run the pipeline again on the result until nothing changes: a pass
     // that changes nothing found exactly what `check` finds, which is what is left. The last
-    // reading of the output is also the one the ledger checks, so the output is read once per
+    // reading of the output is also the one the guard checks, so the output is read once per
     // pass and not again.
     //
     // The second pass reads the output reusing the input's reading of every message the first
@@ -235,23 +320,26 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
     // input's terms where they can (a block by `origin`, a whole message by `whole`).
     let mut origin: Vec<Option<u32>> = kept.clone();
     let mut whole: Vec<Option<u32>> = d.derived();
-    let mut current = out;
+    drop(d);
+    // A third pass (rare) writes its body here while it reads `out`, then the two swap.
+    let mut spare = String::new();
     let mut pass = 2;
     loop {
         let again = next_pass_options(opts, &report);
         let next = {
-            let out_t = if pass == 2 {
-                read_reusing(&current, t, &kept)
+            let (out_t, copies) = if pass == 2 {
+                read_reusing_copies(out, t, &kept).map(|(o, c)| (o, Some(c)))
             } else {
-                read(&current, FormatHint::Exactly(t.format))
+                read(out, FormatHint::Exactly(t.format)).map(|o| (o, None))
             }
             .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
             let outcome = if pass <= MAX_PASSES {
                 let (d2, s2, _) = pipeline(&out_t, &again, true);
                 let k2 = (d2.kept(), d2.derived());
-                match d2.output() {
-                    Cow::Borrowed(_) => Err(s2.findings),
-                    Cow::Owned(next) => Ok((next, s2, k2)),
+                if d2.output_into(&mut spare) {
+                    Ok((s2, k2))
+                } else {
+                    Err(s2.findings)
                 }
             } else {
                 // Still changing after the last pass: what is left is what `check` finds.
@@ -260,17 +348,15 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
             match outcome {
                 Ok(next) => next,
                 Err(findings_left) => {
-                    ledger.verify(&out_t, removed)?;
+                    guard(t, &out_t, copies.as_deref(), &restored, removed)?;
                     report.findings_left = findings_left;
                     break;
                 }
             }
         };
-        let (next, s2, (k2, w2)) = next;
+        let (s2, (k2, w2)) = next;
         removed += s2.removed_guarded;
-        for raw in &s2.restored {
-            ledger.allow_restored(raw);
-        }
+        restored.extend(s2.restored);
         report.changes.extend(s2.changes.into_iter().map(|mut c| {
             c.path = match input_terms(&c.path, &origin, &whole) {
                 Some(p) => format!("{p} (pass {pass})"),
@@ -287,13 +373,55 @@ pub fn repair<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>
             .map(|k| k.and_then(|i| whole.get(i as usize).copied().flatten()))
             .collect();
         report.request_changes.extend(s2.request);
-        current = next;
+        std::mem::swap(out, &mut spare);
         pass += 1;
     }
-    Ok(Repaired {
-        body: Cow::Owned(current),
+    Ok(RepairedInto {
+        body: BodyAt::Buffer,
         report,
     })
+}
+
+/// Checks the final body `out_t` against the thinking blocks of the input `t`: none altered or
+/// invented (beyond the `restored` texts), none gone beyond the `removed` the rules reported.
+///
+/// `copies` (from [`read_reusing_copies`]) names the messages of the body that were compared
+/// byte for byte with an input message as the body was read, each input message at most once:
+/// their thinking blocks are the input's own, on both sides of the count, so the ledger leaves
+/// them out and holds only the messages that changed. The verdict is the one a ledger of every
+/// block gives (a multiset minus the same copies on both sides).
+fn guard(
+    t: &Transcript<'_>,
+    out_t: &Transcript<'_>,
+    copies: Option<&[Option<u32>]>,
+    restored: &[String],
+    removed: usize,
+) -> Result<(), GuardViolation> {
+    let copies =
+        copies.filter(|c| c.len() == out_t.messages.len() && c.iter().any(Option::is_some));
+    let mut ledger = match copies {
+        Some(copies) => {
+            let mut copied = vec![false; t.messages.len()];
+            for k in copies.iter().flatten() {
+                if let Some(c) = copied.get_mut(*k as usize) {
+                    *c = true;
+                }
+            }
+            Ledger::take_messages(t, (0..t.messages.len()).filter(|&k| !copied[k]))
+        }
+        None => Ledger::take(t),
+    };
+    for raw in restored {
+        ledger.allow_restored(raw);
+    }
+    match copies {
+        Some(copies) => ledger.verify_messages(
+            out_t,
+            (0..out_t.messages.len()).filter(|&i| copies[i].is_none()),
+            removed,
+        ),
+        None => ledger.verify(out_t, removed),
+    }
 }
 
 /// A path into a later pass's input (`messages[3].content[1]`) in the original input's terms:
@@ -447,5 +575,67 @@ mod tests {
             next_pass_options(&opts, &other).thinking,
             Some(Mode::Manual)
         );
+    }
+
+    /// Three messages, thinking in the second and fourth; a repair that rebuilt the first.
+    const INPUT: &str = r#"{"messages":[{"role":"user","content":[{"type":"text","text":" "},{"type":"text","text":"q"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"a","signature":"EqQBabcdefgh"},{"type":"text","text":"x"}]},{"role":"user","content":"r"},{"role":"assistant","content":[{"type":"thinking","thinking":"b","signature":"EqQBijklmnop"},{"type":"text","text":"y"}]}]}"#;
+
+    /// The guard over `out`, read back as a repair reads it: claiming every message but the
+    /// first is a copy of the input's.
+    fn guard_of(out: &str, removed: usize) -> Result<Vec<Option<u32>>, GuardViolation> {
+        let t = read(INPUT, FormatHint::Auto).expect("reads");
+        let keep = [None, Some(1), Some(2), Some(3)];
+        let (out_t, copies) = read_reusing_copies(out, &t, &keep).expect("reads");
+        guard(&t, &out_t, Some(&copies), &[], removed)?;
+        Ok(copies)
+    }
+
+    #[test]
+    fn the_guard_leaves_out_compared_copies_and_passes_a_faithful_output() {
+        let out = INPUT.replace(r#"{"type":"text","text":" "},"#, "");
+        let copies = guard_of(&out, 0).expect("a faithful output passes");
+        assert_eq!(copies, vec![None, Some(1), Some(2), Some(3)]);
+    }
+
+    #[test]
+    fn the_guard_sees_an_altered_thinking_block_in_a_message_said_to_be_kept() {
+        // The draft says message 1 is kept, but its thinking changed: the byte comparison fails,
+        // the message is scanned, and the ledger counts it.
+        let out = INPUT
+            .replace(r#"{"type":"text","text":" "},"#, "")
+            .replace(r#""thinking":"a""#, r#""thinking":"A""#);
+        assert!(matches!(
+            guard_of(&out, 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+    }
+
+    #[test]
+    fn the_guard_sees_a_copy_twice_and_a_vanished_block() {
+        let t = read(INPUT, FormatHint::Auto).expect("reads");
+        // Message 1 written twice (once in place of message 3), both claimed as its copy: only
+        // one is taken as a copy, and the other one's thinking counts as invented.
+        let m1 = &INPUT[t.messages[1].span.start as usize..t.messages[1].span.end as usize];
+        let m3 = &INPUT[t.messages[3].span.start as usize..t.messages[3].span.end as usize];
+        let twice = INPUT.replace(m3, m1);
+        let (out_t, copies) =
+            read_reusing_copies(&twice, &t, &[Some(0), Some(1), Some(2), Some(1)]).expect("reads");
+        assert_eq!(copies, vec![Some(0), Some(1), Some(2), None]);
+        assert!(matches!(
+            guard(&t, &out_t, Some(&copies), &[], 1),
+            Err(GuardViolation::Altered { .. })
+        ));
+        // Message 3 without its thinking block: unreported, it fails; reported, it passes.
+        let dropped = INPUT.replace(
+            r#"{"type":"thinking","thinking":"b","signature":"EqQBijklmnop"},"#,
+            "",
+        );
+        let keep = [Some(0), Some(1), Some(2), None];
+        let (out_t, copies) = read_reusing_copies(&dropped, &t, &keep).expect("reads");
+        assert!(matches!(
+            guard(&t, &out_t, Some(&copies), &[], 0),
+            Err(GuardViolation::Unreported { missing: 1, .. })
+        ));
+        assert_eq!(guard(&t, &out_t, Some(&copies), &[], 1), Ok(()));
     }
 }

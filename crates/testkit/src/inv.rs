@@ -14,6 +14,7 @@
 //! | 8 | [`inv_conservation`] | no text, tool input or output lost unless reported |
 //! | 9 | [`inv_classifier_stable`] | a corpus error keeps its kind when wrapped |
 //! | 10 | [`inv_no_panic`] | every entry point survives arbitrary bytes, output bounded |
+//! | 11 | [`inv_repair_into`] | `repair_into` with a reused buffer gives `repair`'s body and report |
 
 use std::collections::HashMap;
 
@@ -26,7 +27,8 @@ use turnkeeper_model::{
     sniff,
 };
 use turnkeeper_prevent::{
-    Mode, Options, PreventError, Repaired, RequestChange, Severity, check, context, repair,
+    BodyAt, Mode, Options, PreventError, Repaired, RequestChange, Severity, check, context, repair,
+    repair_into,
 };
 use turnkeeper_recover::{Attempts, classify, classify_with_hint, plan};
 
@@ -922,6 +924,80 @@ pub fn all_repair_invariants(input: &str, opts: &Options<'_>) -> Outcome {
     }
     if check(&t, opts).is_empty() {
         noop_verdict(input, &r).map_err(|e| format!("noop_on_valid: {e}"))?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 11. Repair into a reused buffer
+// ---------------------------------------------------------------------------------------------
+
+/// Invariant 11. [`repair_into`] with `buf`, a buffer that still holds whatever the caller's
+/// last request left in it, gives exactly what [`repair`] gives: the same body, byte for byte
+/// ([`BodyAt::Input`] exactly when `repair` borrows the input, and `buf` then empty), the same
+/// report, or the same error with `buf` left empty. A second call into the now-filled buffer
+/// gives the same again. Callers that reuse one buffer over many inputs (the corpus test, the
+/// property) check that nothing of an earlier body leaks into a later one.
+///
+/// # Errors
+/// The first difference.
+pub fn inv_repair_into(input: &str, opts: &Options<'_>, buf: &mut String) -> Outcome {
+    let Ok(t) = read(input, FormatHint::Auto) else {
+        return Ok(());
+    };
+    let want = repair(&t, opts);
+    for round in ["into a reused buffer", "again into the same buffer"] {
+        let got = repair_into(&t, opts, buf);
+        match (&want, got) {
+            (Ok(w), Ok(g)) => {
+                let borrowed = matches!(w.body, std::borrow::Cow::Borrowed(_));
+                match g.body {
+                    BodyAt::Input if !borrowed => {
+                        return Err(format!(
+                            "{round}: the body is said to be the input, but repair changed it"
+                        ));
+                    }
+                    BodyAt::Input if !buf.is_empty() => {
+                        return Err(format!(
+                            "{round}: the body is the input, but the buffer holds {} bytes",
+                            buf.len()
+                        ));
+                    }
+                    BodyAt::Buffer if borrowed => {
+                        return Err(format!(
+                            "{round}: a new body was written, but repair left the input as it was"
+                        ));
+                    }
+                    _ => {}
+                }
+                if g.body(input, buf) != w.body {
+                    return Err(format!(
+                        "{round}: the body differs from repair's ({} bytes against {})",
+                        g.body(input, buf).len(),
+                        w.body.len()
+                    ));
+                }
+                if g.report != w.report {
+                    return Err(format!(
+                        "{round}: the report differs: {:?} against repair's {:?}",
+                        g.report, w.report
+                    ));
+                }
+            }
+            (Err(w), Err(g)) => {
+                if w.to_string() != g.to_string() {
+                    return Err(format!("{round}: failed with {g}, repair with {w}"));
+                }
+                if !buf.is_empty() {
+                    return Err(format!(
+                        "{round}: the repair failed but the buffer holds {} bytes",
+                        buf.len()
+                    ));
+                }
+            }
+            (Ok(_), Err(g)) => return Err(format!("{round}: failed ({g}), repair did not")),
+            (Err(w), Ok(_)) => return Err(format!("{round}: succeeded, repair failed ({w})")),
+        }
     }
     Ok(())
 }

@@ -95,3 +95,58 @@ fn regressions() {
         failures.join("\n\n")
     );
 }
+
+/// Invariant 11 over every corpus file (each one as the fuzz bodies see it, [`fuzz::input_of`]:
+/// the file itself when it reads as a transcript, else the conversation its bytes generate),
+/// the damaged cases under the options their expect files name, and the accepted real traffic
+/// when `../shared` is there. One buffer serves them all, in turn, as it would a
+/// long-running agent, so each repair starts from the body the one before left in it; the first
+/// starts from a buffer of junk longer than any body.
+#[test]
+fn corpus_repair_into_matches_repair() {
+    let mut files = Vec::new();
+    for dir in CORPUS_DIRS {
+        files.extend(files_under(&root().join(dir)));
+    }
+    if let Some(real) = turnkeeper_testkit::shared::shared_dir("real-traffic") {
+        files.extend(files_under(&real));
+    }
+    let mut buf = "{\"stale\":[".repeat(200_000);
+    let mut failures = Vec::new();
+    let (mut written, mut unchanged) = (0usize, 0usize);
+    for path in &files {
+        let bytes = std::fs::read(path).expect("corpus file is readable");
+        let Some((text, mut opts, _)) = fuzz::input_of(&bytes) else {
+            continue;
+        };
+        // A damaged case is repaired under the model its expect file names.
+        if let Some(expect) = std::fs::read_to_string(path.with_extension("expect.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        {
+            opts.model = expect["model"].as_str().map(str::to_owned);
+            opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();
+        }
+        if let Err(e) = inv::inv_repair_into(&text, &opts, &mut buf) {
+            failures.push(format!("{}: {e}", path.display()));
+        }
+        if buf.is_empty() {
+            unchanged += 1;
+        } else {
+            written += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    eprintln!("repair_into: {written} bodies written, {unchanged} left as they were");
+    // Both outcomes were exercised, many times each (on this corpus: about 300 and 1,250).
+    assert!(
+        written >= 100 && unchanged >= 100,
+        "{written} bodies written, {unchanged} left as they were"
+    );
+}

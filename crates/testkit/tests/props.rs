@@ -124,3 +124,32 @@ fn prop_noop_on_valid() {
         "only {reached} of {total} generated conversations were clean: the invariant barely ran"
     );
 }
+
+/// Invariant 11 on generated conversations, one buffer reused across every case (so each repair
+/// starts from the body an earlier case left in it); counts the cases whose body was rewritten
+/// into the buffer and requires that a quarter were.
+#[test]
+fn prop_repair_into() {
+    let cfg = config();
+    let total = cfg.cases as usize;
+    let mut runner = proptest::test_runner::TestRunner::new(cfg);
+    let buf = std::cell::RefCell::new("[\"stale\",".repeat(10_000));
+    let written = std::cell::Cell::new(0usize);
+    let result = runner.run(&any_conversation(Knobs::default()), |c| {
+        let mut buf = buf.borrow_mut();
+        inv::inv_repair_into(&c.json(), &c.options(), &mut buf).map_err(TestCaseError::fail)?;
+        if !buf.is_empty() {
+            written.set(written.get() + 1);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let written = written.get();
+    eprintln!("prop_repair_into: {written} of {total} cases wrote a new body");
+    assert!(
+        written * 4 >= total,
+        "only {written} of {total} generated conversations needed a repair: the buffer was barely used"
+    );
+}

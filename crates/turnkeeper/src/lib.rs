@@ -49,8 +49,9 @@ pub use turnkeeper_stores as stores;
 pub use turnkeeper_guard::TurnStore;
 pub use turnkeeper_model::{Format, FormatHint, ModelError, Transcript, read};
 pub use turnkeeper_prevent::{
-    Change, ChangeAction, Finding, Mode, Options, Policy, Profile, ProfileOverrides, Repaired,
-    Report, RequestChange, RuleId, Severity, check, profile_for, repair,
+    BodyAt, Change, ChangeAction, Finding, Mode, Options, Policy, Profile, ProfileOverrides,
+    Repaired, RepairedInto, Report, RequestChange, RuleId, Severity, check, profile_for, repair,
+    repair_into,
 };
 
 /// Everything that can go wrong through the facade.
@@ -88,4 +89,35 @@ pub fn check_str(body: &str, opts: &Options<'_>) -> Result<Vec<Finding>, Error> 
 pub fn repair_str<'a>(body: &'a str, opts: &Options<'_>) -> Result<Repaired<'a>, Error> {
     let t = read(body, FormatHint::Auto)?;
     Ok(repair(&t, opts)?)
+}
+
+/// Reads `body` (format sniffed) and repairs it into `out`, a buffer kept from one request to
+/// the next ([`repair_into`]): `out` holds the new body, or is left empty when `body` needed no
+/// change ([`BodyAt::Input`]).
+///
+/// ```
+/// use turnkeeper::{Options, repair_str_into};
+///
+/// let mut buf = String::new();
+/// for body in [
+///     r#"{"messages":[{"role":"user","content":"hi"}]}"#,
+///     r#"{"messages":[{"role":"user","content":[{"type":"text","text":" "},{"type":"text","text":"hi"}]}]}"#,
+/// ] {
+///     let done = repair_str_into(body, &Options::default(), &mut buf)?;
+///     let send = done.body(body, &buf);
+///     assert!(!send.contains(r#""text":" ""#));
+/// }
+/// # Ok::<(), turnkeeper::Error>(())
+/// ```
+///
+/// # Errors
+/// When the body cannot be read, or the repair failed closed; `out` is then left empty, so
+/// nothing stale can be sent by mistake.
+pub fn repair_str_into(
+    body: &str,
+    opts: &Options<'_>,
+    out: &mut String,
+) -> Result<RepairedInto, Error> {
+    let t = read(body, FormatHint::Auto).inspect_err(|_| out.clear())?;
+    Ok(repair_into(&t, opts, out)?)
 }

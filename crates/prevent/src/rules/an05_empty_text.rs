@@ -43,7 +43,7 @@ fn adaptive_lead_in(d: &Draft<'_, '_>, i: usize, j: usize) -> bool {
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut i = ctx.horizon;
     'messages: while i < f.len() {
-        if !f.summary(i).kinds.contains(BlockKind::Text) {
+        if !f.summary(i).maybe_blank_text {
             i += 1;
             continue;
         }
