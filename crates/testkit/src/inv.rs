@@ -492,7 +492,9 @@ pub fn inv_roundtrip(input: &str) -> Outcome {
 /// Invariant 7 (Anthropic requests). After repair, consecutive same-role messages taken as one
 /// (the API merges them): every assistant run's `tool_use` ids are answered by exactly one
 /// `tool_result` each, all at the front of the next user run, and no `tool_result` appears
-/// anywhere else.
+/// anywhere else. A call with no `id` at all, which no result can name, that the repair leaves
+/// reported (an AN-12 finding at that block: a signed turn, which must not be edited) takes no
+/// part in the pairing.
 ///
 /// # Errors
 /// The first violation.
@@ -525,6 +527,11 @@ fn tool_pairing_on(
     if n == 1 && left_pairing {
         return Ok(());
     }
+    let left_an12 = |k: usize, j: usize| {
+        _r.report.findings_left.iter().any(|f| {
+            f.rule.as_str() == "AN-12" && f.message_index == Some(k) && f.block_index == Some(j)
+        })
+    };
     let mut i = 0;
     let mut pending: Option<(usize, Vec<String>)> = None;
     while i < n {
@@ -536,7 +543,10 @@ fn tool_pairing_on(
             match out.messages[k].content {
                 Content::String(_) => kinds.push((BlockKind::Text, None)),
                 _ => {
-                    for b in blocks_of(out, k) {
+                    for (j, b) in blocks_of(out, k).iter().enumerate() {
+                        if b.kind() == BlockKind::ToolCall && b.id.is_none() && left_an12(k, j) {
+                            continue;
+                        }
                         let id = match b.kind() {
                             BlockKind::ToolCall => b.id.map(|s| s.decode(out.src).into_owned()),
                             BlockKind::ToolResult => {

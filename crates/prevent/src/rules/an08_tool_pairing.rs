@@ -82,9 +82,20 @@ fn key<'d>(b: &BlockRef<'d>) -> Cow<'d, str> {
 }
 
 /// A call's or result's key ([`key`]) and name, owned, for block `j` of message `i`.
+///
+/// `None` for a call outside Gemini that has no `id`: only Gemini matches a response to its call
+/// by name, so nothing can answer such a call. It takes no part in pairing (a result sent for it
+/// is an orphan), and AN-12 reports the missing id, which it supplies where the turn may be
+/// edited. Pairing it by a made-up key would add a result whose id no call carries.
 fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
     let b = d.block(i, j)?;
     if !matches!(b.kind(), BlockKind::ToolCall | BlockKind::ToolResult) {
+        return None;
+    }
+    if b.kind() == BlockKind::ToolCall
+        && b.id().is_none()
+        && d.transcript().format != Format::Gemini
+    {
         return None;
     }
     let name = b
@@ -693,6 +704,43 @@ mod tests {
                 rules: &["AN-10"],
                 after: Some(&after),
                 left: &[],
+            },
+        );
+    }
+
+    /// Found by fuzzing `repair_invariants` (`corpus/regressions/repair_invariants-*`, a call
+    /// whose `id` was misspelt `jd`): a call with no `id` was keyed by its name, so AN-08 added a
+    /// result with `tool_use_id: "name:bash"`, AN-12 rewrote that id, AN-10 removed the result
+    /// as answering nothing, and so on for every pass, leaving a made-up result behind. Outside
+    /// Gemini nothing can answer a call without an id: it takes no part in pairing, its stray
+    /// result is an orphan, and AN-12 reports the id (left, here, as the turn is signed).
+    #[test]
+    fn a_call_without_an_id_gets_no_made_up_result() {
+        let thinking = r#"{"type":"thinking","thinking":"List","signature":"EqQBCkYIBxgCKkBvXz0wQ8rT2vX9wY4bN6cD1eF5gH7jKLk3mZ0pQ8rT2vX9wY4bN6cD=="}"#;
+        let call = r#"{"type":"tool_use","name":"bash","input":{"command":"ls"}}"#;
+        let tail = r#"{"role":"assistant","content":"done"},{"role":"user","content":"thanks"}"#;
+        let manual = r#"{"type":"enabled","budget_tokens":1024}"#;
+        let input = body(
+            "claude-sonnet-4-5",
+            manual,
+            &format!(
+                r#"{{"role":"user","content":"ls"}},{{"role":"assistant","content":[{thinking},{call}]}},{{"role":"user","content":[{},{{"type":"text","text":"go on"}}]}},{tail}"#,
+                result("a.txt", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            manual,
+            &format!(
+                r#"{{"role":"user","content":"ls"}},{{"role":"assistant","content":[{thinking},{call}]}},{{"role":"user","content":[{{"type":"text","text":"go on"}}]}},{tail}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-10", "AN-12"],
+                after: Some(&after),
+                left: &["AN-12"],
             },
         );
     }
