@@ -508,6 +508,16 @@ fn ids_are_read_after_their_markers() {
     check(&[
         (
             Some(400),
+            "rs_0c3 of type 'reasoning' was provided without its required following item.",
+            r#"reasoning_item_orphan provider=openai status=400 reasoning=[rs_0c3] message="rs_0c3 of type 'reasoning' was provided without its required following item.""#,
+        ),
+        (
+            Some(400),
+            "\"rs_0d4\" of type 'reasoning' was provided without its required following item.",
+            r#"reasoning_item_orphan provider=openai status=400 reasoning=[rs_0d4] message="\"rs_0d4\" of type 'reasoning' was provided without its required following item.""#,
+        ),
+        (
+            Some(400),
             "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A, toolu_02B, 'toolu_03C' ,toolu_01A. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
             r#"tool_result_missing provider=anthropic status=400 at=messages[2] tools=[toolu_01A,toolu_02B,toolu_03C] message="messages.2: tool_use ids were found without tool_result blocks immediately after: toolu_01A, toolu_02B, 'toolu_03C' ,toolu_01A. Each tool_use block must have a corresponding tool_result block in the next message.""#,
         ),
@@ -557,6 +567,11 @@ fn ids_are_read_after_their_markers() {
 #[test]
 fn token_figures_are_read_in_every_wording() {
     check(&[
+        (
+            Some(400),
+            "This model's maximum context length is 100 tokens. For a total of at least 150 tokens (estimated), your messages resulted in 120 tokens.",
+            r#"context_length_exceeded status=400 tokens=120/100 message="This model's maximum context length is 100 tokens. For a total of at least 150 tokens (estimated), your messages resulted in 120 tokens.""#,
+        ),
         (
             Some(400),
             "input length and `max_tokens` exceed context limit: 190000, + 21333 > 200000",
