@@ -316,6 +316,18 @@ fn an_export_is_checked_with_paths_into_the_export() {
         .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
         .collect();
     insta::assert_snapshot!(findings.join("\n"));
+    // `repair` leaves an export as it is (the doctor repairs stored sessions) and says what is
+    // left: what `check` finds.
+    let r = turnkeeper_prevent::repair(&t, &Options::default()).expect("repairs");
+    assert!(matches!(r.body, std::borrow::Cow::Borrowed(b) if b == text));
+    let left: Vec<String> = r
+        .report
+        .findings_left
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
+        .collect();
+    assert_eq!(left, findings);
     let healthy = export_text("healthy.json");
     let t = read(&healthy, FormatHint::Auto).expect("reads");
     assert_eq!(check(&t, &Options::default()).len(), 0);
