@@ -117,4 +117,24 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn only_a_final_assistant_message_after_another_is_concerned() {
+        let th = thinking("t");
+        for messages in [
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            ),
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"The answer is"}]}"#.to_owned(),
+        ] {
+            check_case(
+                &body("claude-sonnet-4-5", r#"{"type":"disabled"}"#, &messages),
+                Expect {
+                    rules: &[],
+                    after: None,
+                    left: &[],
+                },
+            );
+        }
+    }
 }
