@@ -69,6 +69,21 @@ fn codes_and_statuses_decide_when_no_phrase_does() {
     check(&[
         (
             None,
+            r#"{"error":{"code":"too_many_requests"}}"#,
+            r#"retryable_rate_limit retryable message="{\"error\":{\"code\":\"too_many_requests\"}}""#,
+        ),
+        (
+            None,
+            r#"{"error":{"status":"UNAVAILABLE"}}"#,
+            r#"retryable_overloaded retryable message="{\"error\":{\"status\":\"UNAVAILABLE\"}}""#,
+        ),
+        (
+            None,
+            r#"{"error":{"code":"internal_error"}}"#,
+            r#"retryable_server retryable message="{\"error\":{\"code\":\"internal_error\"}}""#,
+        ),
+        (
+            None,
             r#"{"type":"error","error":{"type":"rate_limit_error","message":"x"}}"#,
             r#"retryable_rate_limit retryable provider=anthropic message="{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"x\"}}""#,
         ),
