@@ -180,6 +180,26 @@ fn the_status_is_read_from_the_text() {
     check(&[
         (
             None,
+            "build 1.429 Too Many Requests",
+            r#"retryable_rate_limit retryable message="build 1.429 Too Many Requests""#,
+        ),
+        (
+            None,
+            "queue 502] upstream",
+            r#"unknown message="queue 502] upstream""#,
+        ),
+        (
+            None,
+            "x[==502 upstream",
+            r#"unknown message="x[==502 upstream""#,
+        ),
+        (
+            None,
+            "x[==502] upstream",
+            r#"retryable_server retryable status=502 message="x[==502] upstream""#,
+        ),
+        (
+            None,
             "(429) upstream",
             r#"retryable_rate_limit retryable status=429 message="(429) upstream""#,
         ),
