@@ -584,3 +584,214 @@ impl<'t, 'a> Fixer<'t, 'a> {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnkeeper_model::{Format, FormatHint, read};
+
+    /// A user turn, an assistant turn with a thinking block, and a user turn of two blocks.
+    const BODY: &str = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"EqQBCkYI"},{"type":"text","text":"a"}]},{"role":"user","content":[{"type":"text","text":"r"},{"type":"text","text":"s"}]}]}"#;
+
+    const THINKING: &str = r#"{"type":"thinking","thinking":"t","signature":"EqQBCkYI"}"#;
+
+    fn text(t: &str) -> NewBlock {
+        NewBlock::new(
+            Format::Anthropic,
+            format!(r#"{{"type":"text","text":"{t}"}}"#),
+        )
+        .expect("a block")
+    }
+
+    fn new(t: &str) -> DraftBlock {
+        DraftBlock::New(Box::new(text(t)))
+    }
+
+    /// Every change as `RULE action path #fingerprint: reason`.
+    fn changes(s: &Sink) -> Vec<String> {
+        s.changes
+            .iter()
+            .map(|c| {
+                let fp = c
+                    .fingerprint
+                    .as_deref()
+                    .map(|f| format!(" #{f}"))
+                    .unwrap_or_default();
+                format!("{} {} {}{fp}: {}", c.rule, c.action, c.path, c.reason)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_check_mode_no_fix_changes_or_records_anything() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let mut f = Fixer::new(Draft::new(&t), false);
+        let done = [
+            f.remove_block(RuleId::An05, 2, 1, "x"),
+            f.remove_message(RuleId::An04, 2, "x"),
+            f.insert_block(RuleId::An08, 2, 0, new("n"), "x"),
+            f.insert_block_with(RuleId::An08, 2, 0, |_| Some(new("n")), "x"),
+            f.edit_block(RuleId::An06, 0, 0, text("e"), "x"),
+            f.set_dummy_signature(RuleId::Gm01, 0, 0, text("e"), "x"),
+            f.move_block(RuleId::An18, (1, 1), (1, 0), "x"),
+            f.insert_message(RuleId::An01, 0, Role::User, vec![new("n")], "x"),
+            f.insert_message_with(RuleId::An01, 0, Role::User, |_| vec![new("n")], "x"),
+            f.merge_into_previous(RuleId::An02, 2),
+            f.restore_message(RuleId::An22, 1, vec![new("n")], vec![]),
+            f.dropped_field(RuleId::An05, 2, "x"),
+            f.set_param(RuleId::An16, "thinking", "{}", "x"),
+            f.add_beta(RuleId::An25, "b"),
+        ];
+        assert_eq!(done, [false; 14]);
+        assert_eq!(f.fix_with(|_| 7), None);
+        assert_eq!(f.first_edit(), None);
+        assert_eq!(f.draft().len(), 3);
+        let (d, s) = f.finish();
+        assert!(matches!(d.output(), std::borrow::Cow::Borrowed(b) if b == BODY));
+        assert!(s.changes.is_empty() && s.request.is_empty() && s.findings.is_empty());
+        assert_eq!(
+            (s.removed_guarded, s.restored.len(), s.first_edit),
+            (0, 0, None)
+        );
+    }
+
+    #[test]
+    fn every_fix_records_its_change_in_the_inputs_terms() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let mut f = Fixer::new(Draft::new(&t), true);
+        assert_eq!(f.fix_with(|f| f.len()), Some(3));
+        assert!(f.remove_block(RuleId::An05, 2, 1, "r1"));
+        assert_eq!(f.first_edit(), Some(2));
+        assert!(!f.remove_block(RuleId::An05, 2, 5, "no such block"));
+        assert!(f.insert_block(RuleId::An08, 2, 1, new("n"), "r2"));
+        assert!(!f.insert_block_with(RuleId::An08, 2, 0, |_| None, "nothing built"));
+        assert!(f.edit_block(RuleId::An06, 0, 0, text("q2"), "r3"));
+        assert_eq!(f.first_edit(), Some(0));
+        assert!(f.move_block(RuleId::An18, (1, 1), (1, 0), "r4"));
+        assert!(f.dropped_field(RuleId::An05, 2, "r5"));
+        assert!(f.set_param(RuleId::An16, "thinking", r#"{"type":"disabled"}"#, "r6"));
+        assert!(f.add_beta(RuleId::An25, "beta-1"));
+        assert!(f.add_beta(RuleId::An25, "beta-1"));
+        assert!(f.remove_message(RuleId::An03, 1, "r7"));
+        assert!(!f.remove_message(RuleId::An03, 9, "no such message"));
+        assert!(f.insert_message(RuleId::An01, 0, Role::User, vec![new("first")], "r8"));
+        assert!(f.insert_message_with(RuleId::An01, 3, Role::User, |_| vec![new("last")], "r9"));
+        let (d, s) = f.finish();
+        assert_eq!(
+            changes(&s),
+            [
+                "AN-05 removed_block messages[2].content[1]: r1",
+                "AN-08 inserted_block messages[2].content[1] (new block): r2",
+                "AN-06 edited_block messages[0].content[0]: r3",
+                "AN-18 moved_block messages[1].content[1]: r4 (to messages[1], position 0)",
+                "AN-05 removed_field messages[2]: r5",
+                "AN-16 request thinking: r6",
+                "AN-03 removed_message messages[1] #13549ecd3ce4eeae: r7 (its 1 thinking block(s) went with it)",
+                "AN-01 inserted_message output messages[0] (new message): r8",
+                "AN-01 inserted_message output messages[3] (new message): r9",
+            ]
+        );
+        assert_eq!(
+            d.output(),
+            r#"{"thinking":{"type":"disabled"},"messages":[{"role":"user","content":[{"type":"text","text":"first"}]},{"role":"user","content":[{"type":"text","text":"q2"}]},{"role":"user","content":[{"type":"text","text":"r"},{"type":"text","text":"n"}]},{"role":"user","content":[{"type":"text","text":"last"}]}]}"#
+        );
+        // The removed message's thinking block, by its fingerprint.
+        assert_eq!(fingerprint(THINKING), "13549ecd3ce4eeae");
+        assert_eq!(s.removed_guarded, 1);
+        assert_eq!(s.first_edit, Some(0));
+        assert_eq!(s.request.len(), 2, "{:?}", s.request);
+    }
+
+    #[test]
+    fn merges_restores_and_dummy_signatures_are_recorded() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let mut f = Fixer::new(Draft::new(&t), true);
+        assert!(!f.merge_into_previous(RuleId::An02, 0));
+        assert!(!f.merge_into_previous(RuleId::An02, 3));
+        assert!(f.restore_message(
+            RuleId::An22,
+            1,
+            vec![new("restored")],
+            vec!["raw".to_owned()]
+        ));
+        assert!(f.set_dummy_signature(RuleId::Gm01, 2, 0, text("sig"), "r1"));
+        assert!(f.merge_into_previous(RuleId::An02, 2));
+        let (d, s) = f.finish();
+        assert_eq!(
+            changes(&s),
+            [
+                "AN-22 restored_message messages[1]: put back the assistant turn exactly as the provider returned it (turn store)",
+                "GM-01 edited_block messages[2].content[0]: r1",
+                "AN-02 merged_message messages[1]: merged the next message's 2 block(s) after block 1",
+            ]
+        );
+        assert_eq!(s.removed_guarded, 1);
+        assert_eq!(
+            s.restored,
+            [
+                "raw".to_owned(),
+                r#"{"type":"text","text":"sig"}"#.to_owned()
+            ]
+        );
+        assert_eq!(s.first_edit, Some(1));
+        assert_eq!(
+            d.output(),
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":[{"type":"text","text":"restored"},{"type":"text","text":"sig"},{"type":"text","text":"s"}]}]}"#
+        );
+    }
+
+    #[test]
+    fn the_only_message_is_never_emptied_and_its_finding_says_so() {
+        let body = r#"{"messages":[{"role":"user","content":[{"type":"text","text":" "}]}]}"#;
+        let t = read(body, FormatHint::Auto).expect("reads");
+        for repair in [false, true] {
+            let mut f = Fixer::new(Draft::new(&t), repair);
+            f.find(
+                RuleId::An05,
+                Severity::Error,
+                0,
+                Some(0),
+                "blank",
+                Some("remove it"),
+            );
+            f.find(
+                RuleId::An04,
+                Severity::Error,
+                0,
+                None,
+                "empty",
+                Some("remove it"),
+            );
+            f.find_param(RuleId::Cfg05, Severity::Warning, "thinking", "low", None);
+            assert!(!f.remove_block(RuleId::An05, 0, 0, "x"));
+            assert!(!f.remove_message(RuleId::An04, 0, "x"));
+            let (d, s) = f.finish();
+            assert_eq!(d.output(), body);
+            let found: Vec<String> = s
+                .findings
+                .iter()
+                .map(|x| {
+                    format!(
+                        "{} {:?} {} {:?} {:?} {:?}: {}",
+                        x.rule,
+                        x.severity,
+                        x.path,
+                        x.message_index,
+                        x.block_index,
+                        x.repair,
+                        x.message
+                    )
+                })
+                .collect();
+            assert_eq!(
+                found,
+                [
+                    "AN-05 Error messages[0].content[0] Some(0) Some(0) None: blank (left: removing it would leave the request without a message)",
+                    "AN-04 Error messages[0] Some(0) None None: empty (left: removing it would leave the request without a message)",
+                    "CFG-05 Warning thinking None None None: low",
+                ],
+                "repair: {repair}"
+            );
+        }
+    }
+}

@@ -286,6 +286,64 @@ mod tests {
     }
 
     #[test]
+    fn only_cfg_ids_are_config_and_three_ids_are_no_rules() {
+        let config: Vec<&str> = RuleId::ALL
+            .iter()
+            .filter(|r| r.is_config())
+            .map(|r| r.as_str())
+            .collect();
+        assert!(config.iter().all(|id| id.starts_with("CFG-")), "{config:?}");
+        assert_eq!(
+            config.len(),
+            RuleId::ALL
+                .iter()
+                .filter(|r| r.as_str().starts_with("CFG-"))
+                .count()
+        );
+        assert!(!RuleId::An08.is_config() && RuleId::Cfg01.is_config());
+        let not_rules: Vec<&str> = RuleId::ALL
+            .iter()
+            .filter(|r| !r.is_rule())
+            .map(|r| r.as_str())
+            .collect();
+        assert_eq!(
+            not_rules,
+            [
+                RuleId::Recover.as_str(),
+                RuleId::Unchecked.as_str(),
+                RuleId::Store.as_str()
+            ]
+        );
+        assert_eq!(RuleId::join(&[RuleId::An08, RuleId::An09]), "AN-08, AN-09");
+        assert_eq!(RuleId::join(&[]), "");
+        assert_eq!(RuleId::An05, "AN-05");
+        assert_eq!("AN-05", RuleId::An05);
+        assert_ne!(RuleId::An05, "AN-04");
+    }
+
+    #[test]
+    fn actions_compare_with_their_strings() {
+        let all = [
+            (ChangeAction::RemovedBlock, "removed_block"),
+            (ChangeAction::InsertedBlock, "inserted_block"),
+            (ChangeAction::EditedBlock, "edited_block"),
+            (ChangeAction::MovedBlock, "moved_block"),
+            (ChangeAction::RemovedField, "removed_field"),
+            (ChangeAction::RemovedMessage, "removed_message"),
+            (ChangeAction::InsertedMessage, "inserted_message"),
+            (ChangeAction::MergedMessage, "merged_message"),
+            (ChangeAction::RestoredMessage, "restored_message"),
+            (ChangeAction::Request, "request"),
+        ];
+        for (a, s) in all {
+            assert_eq!(a, s);
+            assert_ne!(a, "removed");
+            assert_eq!(a.to_string(), s);
+            assert_eq!(serde_json::to_string(&a).ok(), Some(format!("\"{s}\"")));
+        }
+    }
+
+    #[test]
     fn actions_serialise_as_before() {
         assert_eq!(
             serde_json::to_string(&ChangeAction::RemovedBlock).expect("serialises"),

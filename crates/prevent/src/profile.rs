@@ -896,6 +896,51 @@ mod tests {
     }
 
     #[test]
+    fn modes_read_and_write_their_wire_names() {
+        for (text, mode, wire) in [
+            ("enabled", Some(Mode::Manual), "enabled"),
+            ("manual", Some(Mode::Manual), "enabled"),
+            ("adaptive", Some(Mode::Adaptive), "adaptive"),
+            ("disabled", Some(Mode::Off), "disabled"),
+            ("off", Some(Mode::Off), "disabled"),
+            ("on", None, ""),
+        ] {
+            assert_eq!(Mode::parse(text), mode, "{text}");
+            assert_eq!(mode.map(Mode::wire).unwrap_or(""), wire, "{text}");
+        }
+    }
+
+    #[test]
+    fn overrides_are_read_from_toml_and_json_files() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = std::env::temp_dir().join(format!("tk-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let toml = dir.join("models.toml");
+        let json = dir.join("models.json");
+        let bad = dir.join("bad.toml");
+        std::fs::write(&toml, "[models.\"claude-nova-1\"]\nprefill_ok = true\n")?;
+        std::fs::write(&json, r#"{"models":{"claude-nova-1":{"manual_ok":false}}}"#)?;
+        std::fs::write(&bad, "[models.x]\nbogus = 1\n")?;
+        let from_toml = ProfileOverrides::from_file(&toml);
+        let from_json = ProfileOverrides::from_file(&json);
+        let from_bad = ProfileOverrides::from_file(&bad).map(|_| ());
+        let missing = ProfileOverrides::from_file(&dir.join("none.toml")).map(|_| ());
+        std::fs::remove_dir_all(&dir)?;
+        let p = profile_for(Some("claude-nova-1"), Some(&from_toml?));
+        assert!(p.known && p.prefill_ok && p.manual_ok);
+        let p = profile_for(Some("claude-nova-1"), Some(&from_json?));
+        assert!(p.known && !p.prefill_ok && !p.manual_ok);
+        assert!(
+            matches!(&from_bad, Err(ProfileError::Parse { path, message }) if path.ends_with("bad.toml") && message.contains("bogus")),
+            "{from_bad:?}"
+        );
+        assert!(
+            matches!(&missing, Err(ProfileError::Io { path, .. }) if path.ends_with("none.toml")),
+            "{missing:?}"
+        );
+        Ok(())
+    }
+
+    #[test]
     fn spellings_map_to_profiles() {
         check(
             "claude-sonnet-4-5-20250929",

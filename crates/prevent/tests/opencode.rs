@@ -186,6 +186,67 @@ fn report(name: &str) -> String {
     out
 }
 
+/// The doctor corpus's `interrupted` session (corpus/opencode/doctor/README.md: crash-mid-stream
+/// text, thinking-only last steps, turns emptied of unsigned reasoning, stuck tool parts in
+/// finished and errored messages, empty and sentinel signatures), read from its JSON tree into
+/// the bare `[{info, parts}]` export, messages and parts in id order as OpenCode sorts them.
+fn interrupted_session() -> Session {
+    let storage = root().join("corpus/opencode/doctor/before/storage");
+    let sessions: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("corpus/opencode/doctor/before/sessions.json"))
+            .expect("sessions.json"),
+    )
+    .expect("sessions.json is JSON");
+    let id = sessions["interrupted"]
+        .as_str()
+        .expect("an interrupted session");
+    let files = |dir: PathBuf| -> Vec<String> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        paths.sort();
+        paths
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect()
+    };
+    let mut entries = Vec::new();
+    for info in files(storage.join("message").join(id)) {
+        let msg: serde_json::Value = serde_json::from_str(&info).expect("a message file");
+        let msg_id = msg["id"].as_str().expect("a message id");
+        let parts = files(storage.join("part").join(msg_id));
+        entries.push(format!(
+            r#"{{"info":{info},"parts":[{}]}}"#,
+            parts.join(",")
+        ));
+    }
+    let text = format!("[{}]", entries.join(","));
+    load_export(&text, "interrupted").expect("the interrupted session loads")
+}
+
+#[test]
+fn interrupted_session_report() {
+    let session = interrupted_session();
+    let c = check_session(&session, &Options::default()).expect("checks");
+    let mut out = render_check(&c);
+    let plan = doctor::plan(&session, &PlanOptions::default());
+    out.push_str(&render_plan(&plan));
+    out.push_str("-- the last message still being written\n");
+    out.push_str(&render_plan(&doctor::plan(
+        &session,
+        &PlanOptions {
+            last_message_live: true,
+            target: None,
+        },
+    )));
+    out.push_str("-- after the plan\n");
+    let after = doctor::simulate(&session, &plan);
+    out.push_str(&render_check(
+        &check_session(&after, &Options::default()).expect("checks"),
+    ));
+    insta::assert_snapshot!(out);
+}
+
 #[test]
 fn broken_session_report() {
     insta::assert_snapshot!(report("broken.json"));
@@ -255,6 +316,18 @@ fn an_export_is_checked_with_paths_into_the_export() {
         .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
         .collect();
     insta::assert_snapshot!(findings.join("\n"));
+    // `repair` leaves an export as it is (the doctor repairs stored sessions) and says what is
+    // left: what `check` finds.
+    let r = turnkeeper_prevent::repair(&t, &Options::default()).expect("repairs");
+    assert!(matches!(r.body, std::borrow::Cow::Borrowed(b) if b == text));
+    let left: Vec<String> = r
+        .report
+        .findings_left
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
+        .collect();
+    assert_eq!(left, findings);
     let healthy = export_text("healthy.json");
     let t = read(&healthy, FormatHint::Auto).expect("reads");
     assert_eq!(check(&t, &Options::default()).len(), 0);

@@ -36,3 +36,44 @@ pub(crate) mod option {
         Option::<u64>::deserialize(d).map(|o| o.map(Duration::from_millis))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Waits {
+        #[serde(with = "super")]
+        after: Duration,
+        #[serde(with = "super::option")]
+        maybe: Option<Duration>,
+    }
+
+    /// Serialises `w`, compares the JSON, and reads it back.
+    fn check(w: Waits, json: &str) {
+        assert_eq!(serde_json::to_string(&w).ok().as_deref(), Some(json));
+        assert_eq!(serde_json::from_str::<Waits>(json).ok(), Some(w));
+    }
+
+    #[test]
+    fn durations_are_whole_milliseconds() {
+        check(
+            Waits {
+                after: Duration::from_millis(644),
+                maybe: Some(Duration::from_millis(20_000)),
+            },
+            r#"{"after":644,"maybe":20000}"#,
+        );
+        check(
+            Waits {
+                after: Duration::ZERO,
+                maybe: None,
+            },
+            r#"{"after":0,"maybe":null}"#,
+        );
+        assert!(serde_json::from_str::<Waits>(r#"{"after":-1,"maybe":null}"#).is_err());
+        assert!(serde_json::from_str::<Waits>(r#"{"after":1,"maybe":"x"}"#).is_err());
+    }
+}

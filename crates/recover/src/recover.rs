@@ -699,6 +699,37 @@ fn done_with(
 mod tests {
     use super::*;
 
+    /// The id form a tool-id format error asks for.
+    fn check(error: &str, expect: ToolIdForm) {
+        let d = crate::classify(Some(400), error);
+        assert_eq!(tool_id_form(&d), expect, "{error}");
+    }
+
+    #[test]
+    fn the_id_form_is_the_one_the_error_names() {
+        check(
+            "Tool call id was call_49c89af0 but must be a-z, A-Z, 0-9, with a length of 9.",
+            ToolIdForm::Alnum9,
+        );
+        check(
+            "Tool call id must be a-z, A-Z, 0-9 only.",
+            ToolIdForm::Alnum9,
+        );
+        check("the id has a length of 9 at most", ToolIdForm::Alnum9);
+        check(
+            "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 64 instead.",
+            ToolIdForm::MaxLen(40),
+        );
+        check(
+            "Invalid 'id': string too long. Expected a string with maximum length 0.",
+            ToolIdForm::Anthropic,
+        );
+        check(
+            "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+            ToolIdForm::Anthropic,
+        );
+    }
+
     #[test]
     fn at_message_matches_whole_indices_only() {
         assert!(at_message("messages[3].content[1]", Some(3)));

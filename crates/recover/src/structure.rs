@@ -240,4 +240,41 @@ mod tests {
         ));
         assert!(!q("429 Too Many Requests"));
     }
+
+    /// Whether waiting cannot help, case by case.
+    fn check(cases: &[(&str, bool)]) {
+        for (text, expect) in cases {
+            let got = quota_cannot_succeed(Normalized::new(text).lower.as_bytes());
+            assert_eq!(got, *expect, "{text}");
+        }
+    }
+
+    #[test]
+    fn billing_and_zero_limits_cannot_be_waited_out() {
+        let billing =
+            "You exceeded your current quota, please check your plan and billing details.";
+        check(&[
+            ("insufficient_quota", true),
+            ("billing_not_active", true),
+            ("billing_hard_limit_reached", true),
+            (billing, true),
+            ("Quota exceeded; check your plan and billing details", true),
+            ("check your plan and billing details", false),
+            (&format!("{billing} RESOURCE_EXHAUSTED"), false),
+            (
+                &format!("{billing} generativelanguage.googleapis.com"),
+                false,
+            ),
+            (&format!("{billing} quotaMetric x"), false),
+            (
+                &format!("{billing} see ai.google.dev/gemini-api/docs/rate-limits"),
+                false,
+            ),
+            ("Quota exceeded for metric m, limit: 0", true),
+            ("Quota exceeded for metric m, limit: 0, model: g", true),
+            ("Quota exceeded for metric m, limit: 05", false),
+            ("Quota exceeded for metric m, limit: 10", false),
+            ("Quota exceeded for metric m", false),
+        ]);
+    }
 }

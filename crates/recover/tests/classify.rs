@@ -69,6 +69,21 @@ fn codes_and_statuses_decide_when_no_phrase_does() {
     check(&[
         (
             None,
+            r#"{"error":{"code":"too_many_requests"}}"#,
+            r#"retryable_rate_limit retryable message="{\"error\":{\"code\":\"too_many_requests\"}}""#,
+        ),
+        (
+            None,
+            r#"{"error":{"status":"UNAVAILABLE"}}"#,
+            r#"retryable_overloaded retryable message="{\"error\":{\"status\":\"UNAVAILABLE\"}}""#,
+        ),
+        (
+            None,
+            r#"{"error":{"code":"internal_error"}}"#,
+            r#"retryable_server retryable message="{\"error\":{\"code\":\"internal_error\"}}""#,
+        ),
+        (
+            None,
             r#"{"type":"error","error":{"type":"rate_limit_error","message":"x"}}"#,
             r#"retryable_rate_limit retryable provider=anthropic message="{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"x\"}}""#,
         ),
@@ -163,6 +178,26 @@ fn codes_and_statuses_decide_when_no_phrase_does() {
 #[test]
 fn the_status_is_read_from_the_text() {
     check(&[
+        (
+            None,
+            "build 1.429 Too Many Requests",
+            r#"retryable_rate_limit retryable message="build 1.429 Too Many Requests""#,
+        ),
+        (
+            None,
+            "queue 502] upstream",
+            r#"unknown message="queue 502] upstream""#,
+        ),
+        (
+            None,
+            "x[==502 upstream",
+            r#"unknown message="x[==502 upstream""#,
+        ),
+        (
+            None,
+            "x[==502] upstream",
+            r#"retryable_server retryable status=502 message="x[==502] upstream""#,
+        ),
         (
             None,
             "(429) upstream",
@@ -508,6 +543,16 @@ fn ids_are_read_after_their_markers() {
     check(&[
         (
             Some(400),
+            "rs_0c3 of type 'reasoning' was provided without its required following item.",
+            r#"reasoning_item_orphan provider=openai status=400 reasoning=[rs_0c3] message="rs_0c3 of type 'reasoning' was provided without its required following item.""#,
+        ),
+        (
+            Some(400),
+            "\"rs_0d4\" of type 'reasoning' was provided without its required following item.",
+            r#"reasoning_item_orphan provider=openai status=400 reasoning=[rs_0d4] message="\"rs_0d4\" of type 'reasoning' was provided without its required following item.""#,
+        ),
+        (
+            Some(400),
             "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A, toolu_02B, 'toolu_03C' ,toolu_01A. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
             r#"tool_result_missing provider=anthropic status=400 at=messages[2] tools=[toolu_01A,toolu_02B,toolu_03C] message="messages.2: tool_use ids were found without tool_result blocks immediately after: toolu_01A, toolu_02B, 'toolu_03C' ,toolu_01A. Each tool_use block must have a corresponding tool_result block in the next message.""#,
         ),
@@ -557,6 +602,11 @@ fn ids_are_read_after_their_markers() {
 #[test]
 fn token_figures_are_read_in_every_wording() {
     check(&[
+        (
+            Some(400),
+            "This model's maximum context length is 100 tokens. For a total of at least 150 tokens (estimated), your messages resulted in 120 tokens.",
+            r#"context_length_exceeded status=400 tokens=120/100 message="This model's maximum context length is 100 tokens. For a total of at least 150 tokens (estimated), your messages resulted in 120 tokens.""#,
+        ),
         (
             Some(400),
             "input length and `max_tokens` exceed context limit: 190000, + 21333 > 200000",

@@ -212,6 +212,8 @@ fn attempts_round_trip_through_json() {
         Attempts::from_json("  ").expect("empty is none"),
         Attempts::new()
     );
+    assert_eq!((attempts.len(), attempts.is_empty()), (2, false));
+    assert!(Attempts::new().is_empty());
     assert!(Attempts::from_json("{nope").is_err());
     assert_eq!(d.kind, ErrorKind::ThinkingBlockOrder);
 }
@@ -352,6 +354,11 @@ fn every_kind_climbs_its_own_ladder() {
         Some(400),
         "No tool call found for function call output with call_id call_Q7.",
         "repair(AN-10 at (no location)) → restore_from_store → give_up(tool_use_id_mismatch at (no location) persisted after 2 recovery attempt(s))",
+    );
+    check(
+        Some(400),
+        "OpenAI: No tool call found for function call output with call_id call_Q7.",
+        "give_up(repairs of OpenAI-format tool messages (OC-02) are not implemented yet)",
     );
     check(
         Some(400),

@@ -172,4 +172,25 @@ mod tests {
             },
         );
     }
+
+    #[test]
+    fn only_the_leading_turn_goes_and_the_conversation_after_it_stays() {
+        let th = thinking("t");
+        let rest = r#"{"role":"user","content":"go on"},{"role":"assistant","content":"ok"},{"role":"user","content":"next"}"#;
+        let input = body(
+            "claude-fable-5-1",
+            "",
+            &format!(
+                r#"{{"role":"assistant","content":[{th},{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{rest}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-01"],
+                after: Some(&body("claude-fable-5-1", "", rest)),
+                left: &[],
+            },
+        );
+    }
 }

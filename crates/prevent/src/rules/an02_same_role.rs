@@ -76,4 +76,54 @@ mod tests {
             },
         );
     }
+
+    #[test]
+    fn alternating_messages_and_the_compacted_past_are_left_alone() {
+        let mut opts = Options::default();
+        opts.policy.merge_same_role = Some(true);
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"},{"role":"assistant","content":"d"}"#,
+        );
+        check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+        // Two user messages before the latest compaction are not read.
+        let compacted = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"assistant","content":[{"type":"compaction","content":"summary"}]},{"role":"user","content":"c"}"#,
+        );
+        check_with(
+            &compacted,
+            &opts,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+        // Without the policy (and a target that does not ask), nothing merges.
+        let twice = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"a"},{"role":"user","content":"b"}"#,
+        );
+        check_with(
+            &twice,
+            &Options::default(),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
 }

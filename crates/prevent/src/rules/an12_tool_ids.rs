@@ -387,4 +387,68 @@ mod tests {
             },
         );
     }
+
+    /// The AN-12 findings' messages on `calls(id)` under the id form `form`, and the repaired
+    /// ids of the call and its result.
+    fn under(form: ToolIdForm, id: &str) -> (Vec<String>, Vec<String>) {
+        let input = calls(id);
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let mut opts = crate::Options::default();
+        opts.policy.tool_ids = form;
+        let found: Vec<String> = crate::check(&t, &opts)
+            .into_iter()
+            .filter(|f| f.rule == crate::RuleId::An12)
+            .map(|f| f.message)
+            .collect();
+        let r = crate::repair(&t, &opts).expect("repairs");
+        let t2 =
+            turnkeeper_model::read(&r.body, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let ids = t2
+            .blocks
+            .iter()
+            .filter_map(|b| {
+                b.id.or(b.tool_use_id)
+                    .map(|s| s.decode(t2.src).into_owned())
+            })
+            .collect();
+        (found, ids)
+    }
+
+    #[test]
+    fn the_form_the_policy_names_is_the_one_checked() {
+        let (found, ids) = under(ToolIdForm::Alnum9, "abc_12345");
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(
+            found
+                .iter()
+                .all(|m| m.contains("exactly 9 characters from [a-zA-Z0-9]")),
+            "{found:?}"
+        );
+        assert!(
+            ids.iter().all(|id| tool_id_fits(ToolIdForm::Alnum9, id)),
+            "{ids:?}"
+        );
+        assert_eq!(
+            (ids[0] == ids[2], ids[1] == ids[3]),
+            (true, true),
+            "{ids:?}"
+        );
+        let (found, _) = under(ToolIdForm::MaxLen(6), "toolu_2");
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(
+            found
+                .iter()
+                .all(|m| m.contains("'^[a-zA-Z0-9_-]+$' and at most 6 characters")),
+            "{found:?}"
+        );
+        let (found, ids) = under(ToolIdForm::Anthropic, "toolu.2");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found.iter().all(|m| m.contains("'^[a-zA-Z0-9_-]+$'")),
+            "{found:?}"
+        );
+        assert_eq!(ids, ["toolu_1", "toolu_2", "toolu_1", "toolu_2"]);
+        assert!(!tool_id_fits(ToolIdForm::Alnum9, "abcd12345x"));
+        assert!(tool_id_fits(ToolIdForm::Alnum9, "abcd12345"));
+    }
 }

@@ -113,4 +113,30 @@ mod tests {
             },
         );
     }
+
+    #[test]
+    fn an_open_loop_can_be_closed_with_a_prompt_instead() {
+        let msgs = |tail: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}{tail}]}}"#
+            )
+        };
+        let input = body("claude-sonnet-4-5", MANUAL, &msgs(""));
+        let after = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &msgs(r#",{"type":"text","text":"Continue."}"#),
+        );
+        let mut opts = crate::Options::default();
+        opts.policy.on_missing_thinking = vec![crate::MissingThinking::CloseLoop];
+        crate::rules::common::testing::check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &["AN-16"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
 }

@@ -110,4 +110,86 @@ mod tests {
             },
         );
     }
+
+    #[test]
+    fn a_model_that_may_end_on_thinking_keeps_it() {
+        let th = thinking("progress");
+        let input = body(
+            "claude-fable-5-1",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"text","text":"a"}},{th}]}},{{"role":"user","content":"more"}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn a_turn_of_thinking_only_goes_whole_unless_it_is_the_last_message() {
+        let th = thinking("cut");
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{th}]}},{{"role":"user","content":"more"}}"#
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"q"},{"role":"user","content":"more"}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-19"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn one_thinking_block_goes_unless_it_is_the_final_prefill() {
+        let th = thinking("cut");
+        let msgs = |last: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th}]}}{last}"#
+            )
+        };
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &msgs(r#",{"role":"user","content":"more"}"#),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"q"},{"role":"user","content":"more"}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-19"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        // As the final message it is a prefill: not AN-19's (AN-03 removes a prefill).
+        let prefill = body("claude-sonnet-4-5", "", &msgs(""));
+        let t =
+            turnkeeper_model::read(&prefill, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let rules: Vec<&str> = crate::check(&t, &crate::Options::default())
+            .iter()
+            .map(|f| f.rule.as_str())
+            .collect();
+        assert!(!rules.contains(&"AN-19"), "{rules:?}");
+    }
 }

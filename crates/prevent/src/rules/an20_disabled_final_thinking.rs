@@ -75,4 +75,66 @@ mod tests {
             },
         );
     }
+
+    #[test]
+    fn the_whitespace_that_led_into_the_thinking_goes_with_it() {
+        let th = thinking("t");
+        let input = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"text","text":"\n\n"}},{th},{{"type":"text","text":" "}},{{"type":"text","text":"The answer is"}}]}}"#
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"The answer is"}]}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-05", "AN-20"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        // Which rule removed what: the lead-in goes with the thinking it led into (AN-20).
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &crate::Options::default()).expect("repairs");
+        let changes: Vec<String> = r
+            .report
+            .changes
+            .iter()
+            .map(|c| format!("{} {} {}", c.rule, c.action, c.path))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                "AN-05 removed_block messages[1].content[2]",
+                "AN-20 removed_block messages[1].content[1]",
+                "AN-20 removed_block messages[1].content[0]",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_a_final_assistant_message_after_another_is_concerned() {
+        let th = thinking("t");
+        for messages in [
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            ),
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"The answer is"}]}"#.to_owned(),
+        ] {
+            check_case(
+                &body("claude-sonnet-4-5", r#"{"type":"disabled"}"#, &messages),
+                Expect {
+                    rules: &[],
+                    after: None,
+                    left: &[],
+                },
+            );
+        }
+    }
 }
