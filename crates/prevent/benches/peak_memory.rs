@@ -1,5 +1,7 @@
-//! Peak heap memory of `check` and `repair` per workload, as a multiple of the input size
-//! (issue 7; results in BENCHMARKS.md).
+//! Peak heap memory of `check`, `repair` and `repair_into` per workload, as a multiple of the
+//! input size (issues 7 and 16; results in BENCHMARKS.md). `repair_into` writes into a buffer
+//! that an earlier call already sized, as a long-running agent keeps it, so its `extra` is what a
+//! repair holds beyond the body.
 //!
 //! A plain binary (`harness = false`): `peak_alloc::PeakAlloc` is the global allocator and
 //! counts every live heap byte; for each operation the peak is reset, the operation runs on an
@@ -20,7 +22,7 @@ use std::hint::black_box;
 
 use peak_alloc::PeakAlloc;
 use turnkeeper_model::{FormatHint, read};
-use turnkeeper_prevent::{Options, check_str, repair};
+use turnkeeper_prevent::{Options, check_str, repair, repair_into};
 
 use workload::{Workload, corpus_thinking, large_enabled, quick_mode, specs};
 
@@ -80,5 +82,14 @@ fn main() {
             (r.body.len(), r.report)
         });
         row(&w, "repair (read + repair + output)", repaired);
+        let mut buf = String::new();
+        let into = |buf: &mut String| {
+            let t = read(src, FormatHint::Auto).expect("reads");
+            let r = repair_into(&t, &opts, buf).expect("repairs");
+            (r.body(src, buf).len(), r.report)
+        };
+        drop(into(&mut buf));
+        let reused = peak_of(|| into(&mut buf));
+        row(&w, "repair_into, reused buffer (read + repair)", reused);
     }
 }

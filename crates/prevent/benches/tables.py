@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-BENCHES = ["ignored_any", "value_roundtrip", "read", "check", "rules", "repair"]
+BENCHES = ["ignored_any", "value_roundtrip", "read", "check", "rules", "repair", "repair_into"]
 ORDER = ["m10_10KB", "m100_1MB", "m1000_10MB", "m10000_10MB", "m10000_100MB"]
 
 
@@ -54,22 +54,28 @@ def main():
             size, msgs = bench_meta(base, group)
             rows.append((name, damaged, size, msgs, t))
 
-    print("| workload | bytes | messages | IgnoredAny | Value round trip | read | check | rules | repair |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| workload | bytes | messages | IgnoredAny | Value round trip | read | check | rules | repair | repair_into |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, _, size, msgs, t in rows:
         print(f"| {name} | {size:,} | {msgs:,} | "
-              + " | ".join(f"{ms(t[b])} ms ({size / t[b] / 1e6:.0f} MB/s)" if b != "rules"
+              + " | ".join("–" if t[b] is None
+                           else f"{ms(t[b])} ms ({size / t[b] / 1e6:.0f} MB/s)" if b != "rules"
                            else f"{ms(t[b])} ms ({t[b] / msgs * 1e6:.2f} µs/msg)"
                            for b in BENCHES) + " |")
 
     print()
-    print("| workload | check / IgnoredAny (≤ 1.25) | rules µs/msg (≤ 0.3 at 10k) | Value / repair (≥ 3, damaged) |")
-    print("|---|---:|---:|---:|")
+    print("| workload | check / IgnoredAny (≤ 1.25) | rules µs/msg (≤ 0.3 at 10k) | Value / repair (≥ 3, damaged) "
+          "| repair / Value | repair_into / Value (≤ 0.5, damaged) | repair / IgnoredAny | repair_into / IgnoredAny (≤ 1.3, damaged) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, damaged, size, msgs, t in rows:
         ratio = t["check"] / t["ignored_any"]
         per = t["rules"] / msgs * 1e6
-        rep = f"{t['value_roundtrip'] / t['repair']:.2f}" if damaged else "–"
-        print(f"| {name} | {ratio:.2f} | {per:.2f} | {rep} |")
+
+        def r(a, b):
+            return "–" if not damaged or t[a] is None or t[b] is None else f"{t[a] / t[b]:.2f}"
+        print(f"| {name} | {ratio:.2f} | {per:.2f} | {r('value_roundtrip', 'repair')} "
+              f"| {r('repair', 'value_roundtrip')} | {r('repair_into', 'value_roundtrip')} "
+              f"| {r('repair', 'ignored_any')} | {r('repair_into', 'ignored_any')} |")
 
     by = {name: t for name, _, _, _, t in rows}
     if "m1000_10MB" in by and "m10000_100MB" in by:
@@ -80,7 +86,8 @@ def main():
             a, b = by.get("m1000_10MB" + d), by.get("m10000_100MB" + d)
             if a and b:
                 print(f"| {'damaged' if d else 'valid'} | "
-                      + " | ".join(f"{b[x] / a[x]:.1f}×" for x in BENCHES) + " |")
+                      + " | ".join("–" if a[x] is None or b[x] is None else f"{b[x] / a[x]:.1f}×"
+                                   for x in BENCHES) + " |")
 
     opencode(base)
 
