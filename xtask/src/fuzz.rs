@@ -70,6 +70,8 @@ pub struct Fuzzer {
     pub reason: String,
     /// Target dir of the fuzz workspace when `CARGO_TARGET_DIR` is set (kept apart from the main one).
     target_dir: Option<PathBuf>,
+    /// What `fuzz/Cargo.toml` says about each target (its `-max_len`).
+    manifest: FuzzManifest,
 }
 
 impl Fuzzer {
@@ -106,11 +108,18 @@ impl Fuzzer {
             mode,
             reason,
             target_dir,
+            manifest: FuzzManifest::default(),
         };
         if fuzzer.mode != Mode::Plain {
             fuzzer.forget_rustc_probe()?;
         }
         Ok(fuzzer)
+    }
+
+    /// Takes each target's `-max_len` from the manifest.
+    pub fn with_limits(mut self, manifest: &FuzzManifest) -> Fuzzer {
+        self.manifest = manifest.clone();
+        self
     }
 
     /// Deletes `<fuzz target dir>/.rustc_info.json`: cargo caches a failed `-Zsanitizer` probe
@@ -167,7 +176,8 @@ impl Fuzzer {
     }
 
     /// `cargo fuzz run <target> fuzz/corpus/<target> -- -max_total_time=N ...` (with `-fork=jobs`
-    /// when `jobs > 1`).
+    /// when `jobs > 1`, and the target's `-max_len` when the manifest sets one: libFuzzer then
+    /// truncates longer seeds to that length).
     pub fn run_cmd(&self, target: &str, seconds: u64, jobs: u32) -> Cmd {
         let mut cmd = self.cmd("run");
         if jobs > 1 {
@@ -183,6 +193,9 @@ impl Fuzzer {
             format!("-timeout={INPUT_TIMEOUT_SECS}"),
             "-print_final_stats=1".to_owned(),
         ]);
+        if let Some(n) = self.manifest.max_len_for(target) {
+            cmd = cmd.arg(format!("-max_len={n}"));
+        }
         let dict = format!("fuzz/dicts/{target}.dict");
         if self.root.join(&dict).is_file() {
             cmd = cmd.arg(format!("-dict={dict}"));
@@ -480,7 +493,7 @@ pub fn campaign(root: &Path, opts: &CampaignOptions) -> Result<()> {
         return Ok(());
     }
     ensure_cargo_fuzz(root)?;
-    let fuzzer = Fuzzer::new(root, opts.asan)?;
+    let fuzzer = Fuzzer::new(root, opts.asan)?.with_limits(&manifest);
     println!("{}", fuzzer.describe());
     let start = Instant::now();
     let mut rows = Vec::new();
@@ -499,8 +512,8 @@ pub fn campaign(root: &Path, opts: &CampaignOptions) -> Result<()> {
         fmt_duration(start.elapsed())
     );
     println!(
-        "  {:<24} {:>8} {:>12} {:>7} {:>8}  {:<28} result",
-        "target", "time", "execs", "cov", "ft", "corpus files (bytes)"
+        "  {:<24} {:>8} {:>12} {:>8} {:>7} {:>8}  {:<28} result",
+        "target", "time", "execs", "exec/s", "cov", "ft", "corpus files (bytes)"
     );
     let mut failed = 0;
     for (run, before, after) in &rows {
@@ -516,10 +529,11 @@ pub fn campaign(root: &Path, opts: &CampaignOptions) -> Result<()> {
             )
         };
         println!(
-            "  {:<24} {:>8} {:>12} {:>7} {:>8}  {:<28} {result}",
+            "  {:<24} {:>8} {:>12} {:>8} {:>7} {:>8}  {:<28} {result}",
             run.target,
             fmt_duration(run.elapsed),
             opt(run.stats.execs),
+            opt(run.stats.exec_per_sec),
             opt(run.stats.cov),
             opt(run.stats.ft),
             format!("{} ({}) -> {} ({})", before.0, before.1, after.0, after.1),
