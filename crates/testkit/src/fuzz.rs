@@ -57,6 +57,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("classify", classify),
     ("opencode_storage", opencode_storage),
     ("claude_code_jsonl", claude_code_jsonl),
+    ("sse_assembly", sse_assembly),
 ];
 
 /// Which of a body's sampled checks one input gets: all of them at [`Depth::Full`]; at
@@ -159,9 +160,11 @@ pub fn parse_roundtrip(data: &[u8], depth: Depth) {
 /// At [`Depth::Sampled`], `parse_roundtrip` hands one input in this many to the classifier.
 pub const CLASSIFY_ONE_IN: u64 = 4;
 
-/// The size of conversations the fuzz targets generate: [`Knobs::default`] with long strings
-/// (tool output, thinking) of about 512 bytes instead of 6000, so an execution costs tens of
-/// microseconds; the long strings still cross every chunk boundary of the reader's scan.
+/// The size of conversations the fuzz targets generate: `base` with long strings (tool output,
+/// thinking) of about 512 bytes instead of 6000, and at most 3 turns of 2 steps of 2 parallel
+/// calls and 2 thinking blocks, so one execution reads and repairs a few kilobytes. The shapes
+/// are the same (multi-turn tool loops, interleaved thinking, every damage); the long strings
+/// still cross every chunk boundary of the reader's scan; proptest keeps the default sizes.
 pub fn fuzz_knobs(base: Knobs) -> Knobs {
     Knobs {
         long_len: 512,
@@ -624,4 +627,147 @@ pub fn claude_code_jsonl(data: &[u8], depth: Depth) {
     {
         fail(format!("the repaired text still needs {ch:?}"), text);
     }
+}
+
+/// Target `sse_assembly`: any bytes as an Anthropic event stream through
+/// `turnkeeper_guard::sse::assemble` (what the turn store does with a recorded stream). It never
+/// panics; the content is always a JSON array (also when the stream ends in an `error` event: the
+/// store keeps what arrived); each block's `text`, `thinking` and `signature` are its
+/// `content_block_start` value followed by every delta for its index, byte for byte once decoded
+/// (worked out here from the documented events, independently of the assembler); and assembling
+/// is idempotent: the assembled message written back as a stream of complete blocks (one
+/// `content_block_start` each, no deltas) assembles to the same content, id and model. Every
+/// check runs on every input at both depths.
+pub fn sse_assembly(data: &[u8], _depth: Depth) {
+    use serde_json::Value;
+    use turnkeeper_guard::sse::assemble;
+    let text = String::from_utf8_lossy(data);
+    let a = assemble(&text);
+    let raw: Vec<&serde_json::value::RawValue> = match serde_json::from_str(&a.content) {
+        Ok(raw) => raw,
+        Err(e) => fail(
+            format!("the content is not a JSON array ({e}): {}", a.content),
+            &text,
+        ),
+    };
+    let want = sse_expected(&text);
+    if want.len() != raw.len() {
+        fail(
+            format!(
+                "{} blocks were opened, the content has {}: {}",
+                want.len(),
+                raw.len(),
+                a.content
+            ),
+            &text,
+        );
+    }
+    for (n, (w, r)) in want.iter().zip(&raw).enumerate() {
+        let Ok(Value::Object(block)) = serde_json::from_str::<Value>(r.get()) else {
+            continue;
+        };
+        for (key, expected) in w {
+            let got = block.get(*key).and_then(Value::as_str);
+            if got != Some(expected.as_str()) {
+                fail(
+                    format!("block {n}: `{key}` is {got:?}, the deltas make {expected:?}"),
+                    &text,
+                );
+            }
+        }
+    }
+    // Idempotence: the message as a stream of complete blocks.
+    let mut again =
+        String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{");
+    let fields = [("id", &a.id), ("model", &a.model)];
+    let mut first = true;
+    for (key, value) in fields {
+        if let Some(v) = value {
+            if !first {
+                again.push(',');
+            }
+            first = false;
+            again.push_str(&format!("\"{key}\":{}", Value::String(v.clone())));
+        }
+    }
+    again.push_str("}}\n\n");
+    for (n, r) in raw.iter().enumerate() {
+        again.push_str(&format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{n},\"content_block\":{}}}\n\n",
+            r.get()
+        ));
+    }
+    again.push_str("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    let b = assemble(&again);
+    if (&b.content, &b.id, &b.model) != (&a.content, &a.id, &a.model) {
+        fail(
+            format!(
+                "assembling the assembled message again changed it:\nfirst:  {:?} {:?} {}\nsecond: {:?} {:?} {}",
+                a.id, a.model, a.content, b.id, b.model, b.content
+            ),
+            &text,
+        );
+    }
+}
+
+/// A block's string fields and their values.
+type Fields = Vec<(&'static str, String)>;
+
+/// For each block the stream opens (in index order): the `text`, `thinking` and `signature`
+/// its deltas make, each its start object's value (empty when absent) followed by the deltas,
+/// for the fields some delta wrote. Read from the documented events: `data:` lines holding a
+/// JSON object; `content_block_start` (re)opens block `index`; `content_block_delta` of type
+/// `text_delta`, `thinking_delta` or `signature_delta` appends to an open block.
+fn sse_expected(stream: &str) -> Vec<Fields> {
+    use serde_json::Value;
+    let mut open: std::collections::BTreeMap<u64, (Value, Fields)> =
+        std::collections::BTreeMap::new();
+    for line in stream.lines() {
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(data.trim_start()) else {
+            continue;
+        };
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match v.get("type").and_then(Value::as_str) {
+            Some("content_block_start") => {
+                let start = v.get("content_block").cloned().unwrap_or(Value::Null);
+                open.insert(index, (start, Vec::new()));
+            }
+            Some("content_block_delta") => {
+                let Some((start, fields)) = open.get_mut(&index) else {
+                    continue;
+                };
+                let d = v.get("delta");
+                let (key, field) = match d.and_then(|d| d.get("type")).and_then(Value::as_str) {
+                    Some("text_delta") => ("text", "text"),
+                    Some("thinking_delta") => ("thinking", "thinking"),
+                    Some("signature_delta") => ("signature", "signature"),
+                    _ => continue,
+                };
+                let piece = d
+                    .and_then(|d| d.get(field))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                match fields.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, s)) => s.push_str(piece),
+                    None => {
+                        let prior = start.get(key).and_then(Value::as_str).unwrap_or("");
+                        fields.push((key, format!("{prior}{piece}")));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    open.into_values()
+        .map(|(start, fields)| {
+            if start.is_object() {
+                fields
+            } else {
+                Vec::new()
+            }
+        })
+        .collect()
 }
