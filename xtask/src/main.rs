@@ -106,6 +106,11 @@ COMMANDS:
         --max-files N         most files kept per target [default: 64]
         --asan                build with AddressSanitizer
 
+    seeds DIR Writes what a fuzzing service needs beside each target's binary: DIR/<target>/
+              (the seeds its working corpus gets, see FUZZ SEEDS), DIR/<target>.dict and
+              DIR/<target>.options (its -max_len) when it has them. Used by
+              .clusterfuzzlite/build.sh.
+
     crash     The OpenCode doctor's crash test: `opencode repair` runs killed at random write
               steps and by SIGKILL, each checked (every file old or new, undo restores the
               original), for the JSON tree and opencode.db.
@@ -257,6 +262,12 @@ fn run(argv: Vec<String>) -> Result<()> {
             };
             let target = args.finish(true)?;
             fuzz::refresh_corpus(&root, &fuzz::CorpusOptions { target, ..opts })
+        }
+        Some("seeds") => {
+            let Some(out) = args.finish(true)? else {
+                return Err(fail("seeds needs a directory (see cargo xtask --help)"));
+            };
+            fuzz::export_seeds(&root, Path::new(&out))
         }
         Some("publish") => {
             let build = !args.flag("--no-build");
