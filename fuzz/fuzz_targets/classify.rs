@@ -1,5 +1,8 @@
-//! Fuzz target `classify`: the body is `turnkeeper_testkit::fuzz::classify`, which `cargo test` also
-//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+//! Fuzz target `classify`: the body is `turnkeeper_testkit::fuzz::classify` at `Depth::Sampled`
+//! (expensive cross-checks on a deterministic sample of inputs). `cargo test` replays every
+//! file of `corpus/` through the same body at `Depth::Full` (test `corpus_fuzz_bodies`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::classify(data));
+use turnkeeper_testkit::fuzz::{Depth, classify};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| classify(data, Depth::Sampled));

@@ -1,5 +1,8 @@
-//! Fuzz target `claude_code_jsonl`: the body is `turnkeeper_testkit::fuzz::claude_code_jsonl`, which `cargo test`
-//! also replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+//! Fuzz target `claude_code_jsonl`: the body is `turnkeeper_testkit::fuzz::claude_code_jsonl` at `Depth::Sampled`
+//! (expensive cross-checks on a deterministic sample of inputs). `cargo test` replays every
+//! file of `corpus/` through the same body at `Depth::Full` (test `corpus_fuzz_bodies`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::claude_code_jsonl(data));
+use turnkeeper_testkit::fuzz::{Depth, claude_code_jsonl};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| claude_code_jsonl(data, Depth::Sampled));

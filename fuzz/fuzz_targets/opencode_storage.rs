@@ -1,5 +1,8 @@
-//! Fuzz target `opencode_storage`: the body is `turnkeeper_testkit::fuzz::opencode_storage`, which `cargo test` also
-//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+//! Fuzz target `opencode_storage`: the body is `turnkeeper_testkit::fuzz::opencode_storage` at `Depth::Sampled`
+//! (expensive cross-checks on a deterministic sample of inputs). `cargo test` replays every
+//! file of `corpus/` through the same body at `Depth::Full` (test `corpus_fuzz_bodies`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::opencode_storage(data));
+use turnkeeper_testkit::fuzz::{Depth, opencode_storage};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| opencode_storage(data, Depth::Sampled));

@@ -1,5 +1,8 @@
-//! Fuzz target `parse_roundtrip`: the body is `turnkeeper_testkit::fuzz::parse_roundtrip`, which `cargo test` also
-//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+//! Fuzz target `parse_roundtrip`: the body is `turnkeeper_testkit::fuzz::parse_roundtrip` at `Depth::Sampled`
+//! (expensive cross-checks on a deterministic sample of inputs). `cargo test` replays every
+//! file of `corpus/` through the same body at `Depth::Full` (test `corpus_fuzz_bodies`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::parse_roundtrip(data));
+use turnkeeper_testkit::fuzz::{Depth, parse_roundtrip};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| parse_roundtrip(data, Depth::Sampled));

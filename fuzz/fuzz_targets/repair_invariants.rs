@@ -1,5 +1,8 @@
-//! Fuzz target `repair_invariants`: the body is `turnkeeper_testkit::fuzz::repair_invariants`, which `cargo test` also
-//! replays over every file of `corpus/` (test `corpus_fuzz_bodies`).
+//! Fuzz target `repair_invariants`: the body is `turnkeeper_testkit::fuzz::repair_invariants` at `Depth::Sampled`
+//! (expensive cross-checks on a deterministic sample of inputs). `cargo test` replays every
+//! file of `corpus/` through the same body at `Depth::Full` (test `corpus_fuzz_bodies`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| turnkeeper_testkit::fuzz::repair_invariants(data));
+use turnkeeper_testkit::fuzz::{Depth, repair_invariants};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| repair_invariants(data, Depth::Sampled));

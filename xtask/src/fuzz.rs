@@ -70,6 +70,8 @@ pub struct Fuzzer {
     pub reason: String,
     /// Target dir of the fuzz workspace when `CARGO_TARGET_DIR` is set (kept apart from the main one).
     target_dir: Option<PathBuf>,
+    /// What `fuzz/Cargo.toml` says about each target (its `-max_len`).
+    manifest: FuzzManifest,
 }
 
 impl Fuzzer {
@@ -106,11 +108,18 @@ impl Fuzzer {
             mode,
             reason,
             target_dir,
+            manifest: FuzzManifest::default(),
         };
         if fuzzer.mode != Mode::Plain {
             fuzzer.forget_rustc_probe()?;
         }
         Ok(fuzzer)
+    }
+
+    /// Takes each target's `-max_len` from the manifest.
+    pub fn with_limits(mut self, manifest: &FuzzManifest) -> Fuzzer {
+        self.manifest = manifest.clone();
+        self
     }
 
     /// Deletes `<fuzz target dir>/.rustc_info.json`: cargo caches a failed `-Zsanitizer` probe
@@ -167,7 +176,8 @@ impl Fuzzer {
     }
 
     /// `cargo fuzz run <target> fuzz/corpus/<target> -- -max_total_time=N ...` (with `-fork=jobs`
-    /// when `jobs > 1`).
+    /// when `jobs > 1`, and the target's `-max_len` when the manifest sets one: libFuzzer then
+    /// truncates longer seeds to that length).
     pub fn run_cmd(&self, target: &str, seconds: u64, jobs: u32) -> Cmd {
         let mut cmd = self.cmd("run");
         if jobs > 1 {
@@ -183,6 +193,9 @@ impl Fuzzer {
             format!("-timeout={INPUT_TIMEOUT_SECS}"),
             "-print_final_stats=1".to_owned(),
         ]);
+        if let Some(n) = self.manifest.max_len_for(target) {
+            cmd = cmd.arg(format!("-max_len={n}"));
+        }
         let dict = format!("fuzz/dicts/{target}.dict");
         if self.root.join(&dict).is_file() {
             cmd = cmd.arg(format!("-dict={dict}"));
@@ -355,8 +368,22 @@ pub struct SeedReport {
 /// `corpus/<target>/`, `corpus/fuzz/<target>/`, the directories listed for the target in
 /// `[package.metadata.xtask.seeds]`, and `corpus/regressions/<target>-*`.
 pub fn seed(root: &Path, manifest: &FuzzManifest, target: &str) -> Result<SeedReport> {
-    let dest = root.join("fuzz/corpus").join(target);
-    fs::create_dir_all(&dest)?;
+    seed_into(
+        root,
+        manifest,
+        target,
+        &root.join("fuzz/corpus").join(target),
+    )
+}
+
+/// [`seed`] into `dest` instead of the working corpus.
+pub fn seed_into(
+    root: &Path,
+    manifest: &FuzzManifest,
+    target: &str,
+    dest: &Path,
+) -> Result<SeedReport> {
+    fs::create_dir_all(dest)?;
     let mut dirs = vec![format!("corpus/{target}"), format!("corpus/fuzz/{target}")];
     dirs.extend(manifest.seeds_for(target).iter().cloned());
     let mut files = Vec::new();
@@ -398,6 +425,48 @@ pub fn seed(root: &Path, manifest: &FuzzManifest, target: &str) -> Result<SeedRe
         report.copied += 1;
     }
     Ok(report)
+}
+
+/// `cargo xtask seeds DIR`: what a fuzzing service (ClusterFuzzLite, OSS-Fuzz) needs beside each
+/// target's binary: `DIR/<target>/` holds the seeds the working corpus is seeded with (the same
+/// choice as [`seed`]), `DIR/<target>.dict` the target's dictionary and `DIR/<target>.options`
+/// its libFuzzer options (`-max_len`), when it has them. `.clusterfuzzlite/build.sh` zips each
+/// directory into `$OUT/<target>_seed_corpus.zip`.
+pub fn export_seeds(root: &Path, out: &Path) -> Result<()> {
+    let Some(manifest) = load_manifest(root)? else {
+        return Err(fail("fuzz/Cargo.toml does not exist"));
+    };
+    fs::create_dir_all(out)?;
+    for target in &manifest.targets {
+        let report = seed_into(root, &manifest, target, &out.join(target))?;
+        let mut extras = Vec::new();
+        let dict = root.join("fuzz/dicts").join(format!("{target}.dict"));
+        if dict.is_file() {
+            fs::copy(&dict, out.join(format!("{target}.dict")))?;
+            extras.push(format!("{target}.dict"));
+        }
+        if let Some(n) = manifest.max_len_for(target) {
+            fs::write(out.join(format!("{target}.options")), options_file(n))?;
+            extras.push(format!("{target}.options"));
+        }
+        println!(
+            "seeds: {}/{target}/: {} file(s) from {}{}",
+            out.display(),
+            report.copied,
+            report.sources.join(", "),
+            if extras.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", extras.join(", "))
+            }
+        );
+    }
+    Ok(())
+}
+
+/// A libFuzzer options file (the format OSS-Fuzz and ClusterFuzzLite read beside a binary).
+pub fn options_file(max_len: u64) -> String {
+    format!("[libfuzzer]\nmax_len = {max_len}\n")
 }
 
 /// Collects every regular file under `dir`, recursively, in a stable order.
@@ -480,7 +549,7 @@ pub fn campaign(root: &Path, opts: &CampaignOptions) -> Result<()> {
         return Ok(());
     }
     ensure_cargo_fuzz(root)?;
-    let fuzzer = Fuzzer::new(root, opts.asan)?;
+    let fuzzer = Fuzzer::new(root, opts.asan)?.with_limits(&manifest);
     println!("{}", fuzzer.describe());
     let start = Instant::now();
     let mut rows = Vec::new();
@@ -499,8 +568,8 @@ pub fn campaign(root: &Path, opts: &CampaignOptions) -> Result<()> {
         fmt_duration(start.elapsed())
     );
     println!(
-        "  {:<24} {:>8} {:>12} {:>7} {:>8}  {:<28} result",
-        "target", "time", "execs", "cov", "ft", "corpus files (bytes)"
+        "  {:<24} {:>8} {:>12} {:>8} {:>7} {:>8}  {:<28} result",
+        "target", "time", "execs", "exec/s", "cov", "ft", "corpus files (bytes)"
     );
     let mut failed = 0;
     for (run, before, after) in &rows {
@@ -516,10 +585,11 @@ pub fn campaign(root: &Path, opts: &CampaignOptions) -> Result<()> {
             )
         };
         println!(
-            "  {:<24} {:>8} {:>12} {:>7} {:>8}  {:<28} {result}",
+            "  {:<24} {:>8} {:>12} {:>8} {:>7} {:>8}  {:<28} {result}",
             run.target,
             fmt_duration(run.elapsed),
             opt(run.stats.execs),
+            opt(run.stats.exec_per_sec),
             opt(run.stats.cov),
             opt(run.stats.ft),
             format!("{} ({}) -> {} ({})", before.0, before.1, after.0, after.1),
@@ -641,4 +711,82 @@ pub fn refresh_corpus(root: &Path, opts: &CorpusOptions) -> Result<()> {
     }
     println!("corpus: review and commit with `git add corpus/fuzz`");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch directory under the system's temporary directory, removed on drop.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!(
+                "xtask-{name}-{}-{:?}",
+                std::process::id(),
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default()
+            ));
+            let _ = fs::remove_dir_all(&dir);
+            Scratch(dir)
+        }
+
+        fn write(&self, rel: &str, bytes: &[u8]) -> Result<()> {
+            let path = self.0.join(rel);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            fs::write(path, bytes)?;
+            Ok(())
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Each target gets the seeds its working corpus would get (its own dirs, the listed ones,
+    /// its regressions; nothing over 256 KiB), and its dictionary and options when it has them.
+    #[test]
+    fn exported_seeds_are_the_working_corpus_seeds_with_dict_and_options() -> Result<()> {
+        let root = Scratch::new("seeds");
+        root.write(
+            "fuzz/Cargo.toml",
+            b"[package.metadata.xtask.seeds]\nalpha = [\"corpus/shared\"]\n\
+              [package.metadata.xtask.max_len]\nalpha = 4096\n\
+              [[bin]]\nname = \"alpha\"\n[[bin]]\nname = \"beta\"\n",
+        )?;
+        root.write("corpus/fuzz/alpha/a.txt", b"one")?;
+        root.write("corpus/shared/deep/b.json", b"two")?;
+        root.write("corpus/shared/huge.bin", &vec![b'x'; 300 * 1024])?;
+        root.write("corpus/regressions/alpha-0123", b"three")?;
+        root.write("corpus/regressions/beta-4567", b"four")?;
+        root.write("fuzz/dicts/beta.dict", b"\"kw\"\n")?;
+        let out = root.0.join("out");
+        export_seeds(&root.0, &out)?;
+        let names = |dir: &str| -> Vec<Vec<u8>> {
+            let mut files: Vec<Vec<u8>> = fs::read_dir(out.join(dir))
+                .map(|rd| rd.filter_map(|e| fs::read(e.ok()?.path()).ok()).collect())
+                .unwrap_or_default();
+            files.sort();
+            files
+        };
+        assert_eq!(
+            names("alpha"),
+            vec![b"one".to_vec(), b"three".to_vec(), b"two".to_vec()]
+        );
+        assert_eq!(names("beta"), vec![b"four".to_vec()]);
+        assert_eq!(
+            fs::read_to_string(out.join("alpha.options"))?,
+            "[libfuzzer]\nmax_len = 4096\n"
+        );
+        assert!(!out.join("beta.options").exists());
+        assert_eq!(fs::read_to_string(out.join("beta.dict"))?, "\"kw\"\n");
+        assert!(!out.join("alpha.dict").exists());
+        Ok(())
+    }
 }

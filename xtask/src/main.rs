@@ -64,8 +64,9 @@ COMMANDS:
                              runs each once, no timing assertions); skipped without benches
                 fuzz         for each [[bin]] of fuzz/Cargo.toml: seed fuzz/corpus/<target>/,
                              cargo fuzz build, then cargo fuzz run -s none --debug-assertions
-                             <target> fuzz/corpus/<target> -- -max_total_time=N -rss_limit_mb=2048;
-                             prints executions and coverage; skipped when there are no targets;
+                             <target> fuzz/corpus/<target> -- -max_total_time=N -rss_limit_mb=2048
+                             (and the target's -max_len from fuzz/Cargo.toml, when set);
+                             prints executions, exec/s and coverage; skipped when there are no targets;
                              installs cargo-fuzz (cargo install cargo-fuzz --locked) when missing
               Ends with a table of steps and times and, as its last line, the test counts summed
               over every cargo test run: `N passed, M failed`.
@@ -90,7 +91,9 @@ COMMANDS:
 
     fuzz [TARGET]
               A fuzzing campaign on one target or all of them, one after another: seeds the
-              working corpus, runs libFuzzer, and prints executions, corpus size and coverage.
+              working corpus, runs libFuzzer (with the target's -max_len from
+              [package.metadata.xtask.max_len] in fuzz/Cargo.toml, when set), and prints
+              executions, executions per second, corpus size and coverage.
               A crash is minimised (cargo fuzz tmin), copied to corpus/regressions/<target>-<hash>
               (replayed by the regression tests) and the test to write is printed.
         --time SECONDS        per target [default: 600]
@@ -103,6 +106,11 @@ COMMANDS:
         --max-bytes N         largest file kept [default: 8192]
         --max-files N         most files kept per target [default: 64]
         --asan                build with AddressSanitizer
+
+    seeds DIR Writes what a fuzzing service needs beside each target's binary: DIR/<target>/
+              (the seeds its working corpus gets, see FUZZ SEEDS), DIR/<target>.dict and
+              DIR/<target>.options (its -max_len) when it has them. Used by
+              .clusterfuzzlite/build.sh.
 
     crash     The OpenCode doctor's crash test: `opencode repair` runs killed at random write
               steps and by SIGKILL, each checked (every file old or new, undo restores the
@@ -141,7 +149,8 @@ FUZZ MODES:
 FUZZ SEEDS:
     fuzz/corpus/<target>/ (gitignored) is seeded from corpus/<target>/, corpus/fuzz/<target>/,
     the directories listed for the target under [package.metadata.xtask.seeds] in
-    fuzz/Cargo.toml, and corpus/regressions/<target>-*. Files over 256 KiB are left out.
+    fuzz/Cargo.toml, and corpus/regressions/<target>-*. Files over 256 KiB are left out; a
+    target with a -max_len under [package.metadata.xtask.max_len] sees longer seeds truncated.
     fuzz/dicts/<target>.dict, when present, is passed as -dict=.
 
 ENVIRONMENT:
@@ -306,6 +315,12 @@ fn run(argv: Vec<String>) -> Result<()> {
             };
             args.finish(false)?;
             mutants::mutants(&root, &opts)
+        }
+        Some("seeds") => {
+            let Some(out) = args.finish(true)? else {
+                return Err(fail("seeds needs a directory (see cargo xtask --help)"));
+            };
+            fuzz::export_seeds(&root, Path::new(&out))
         }
         Some("publish") => {
             let build = !args.flag("--no-build");

@@ -100,6 +100,9 @@ pub struct FuzzStats {
     pub new_units: Option<u64>,
     /// Peak RSS in MB.
     pub peak_rss_mb: Option<u64>,
+    /// Executions per second over the whole run (`stat::average_exec_per_sec`, else the
+    /// `exec/s:` of the last status line).
+    pub exec_per_sec: Option<u64>,
 }
 
 /// Keeps libFuzzer's status (`#N ...`), `Done` and `stat::` lines.
@@ -112,6 +115,7 @@ impl FuzzStats {
     pub fn from_lines(lines: &[String]) -> FuzzStats {
         let mut stats = FuzzStats::default();
         let mut last_hash_execs = None;
+        let mut last_rate = None;
         let mut done_runs = None;
         for line in lines {
             if let Some(rest) = line.strip_prefix("stat::") {
@@ -124,6 +128,7 @@ impl FuzzStats {
                     "number_of_executed_units" => stats.execs = value,
                     "new_units_added" => stats.new_units = value,
                     "peak_rss_mb" => stats.peak_rss_mb = value,
+                    "average_exec_per_sec" => stats.exec_per_sec = value,
                     _ => {}
                 }
             } else if let Some(rest) = line.strip_prefix("Done ") {
@@ -136,6 +141,13 @@ impl FuzzStats {
                 if let Ok(n) = n.parse::<u64>() {
                     last_hash_execs = Some(n);
                 }
+                // `exec/s: N` in a normal run, `exec/s N` in fork mode.
+                if let Some(rate) = word_after(line, "exec/s:")
+                    .or_else(|| word_after(line, "exec/s"))
+                    .and_then(|w| w.parse().ok())
+                {
+                    last_rate = Some(rate);
+                }
                 if line.contains("cov:") {
                     stats.cov = word_after(line, "cov:").and_then(|w| w.parse().ok());
                     stats.ft = word_after(line, "ft:").and_then(|w| w.parse().ok());
@@ -144,15 +156,19 @@ impl FuzzStats {
             }
         }
         stats.execs = stats.execs.or(done_runs).or(last_hash_execs);
+        stats.exec_per_sec = stats.exec_per_sec.or(last_rate);
         stats
     }
 
-    /// `123456 execs, cov 812, ft 2301, corp 140/38Kb` with unknowns left out.
+    /// `123456 execs, 2057 exec/s, cov 812, ft 2301, corp 140/38Kb` with unknowns left out.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         match self.execs {
             Some(n) => parts.push(format!("{n} execs")),
             None => parts.push("execs unknown".to_owned()),
+        }
+        if let Some(rate) = self.exec_per_sec {
+            parts.push(format!("{rate} exec/s"));
         }
         if let Some(cov) = self.cov {
             parts.push(format!("cov {cov}"));
@@ -181,11 +197,14 @@ pub struct FuzzManifest {
     pub targets: Vec<String>,
     /// `[package.metadata.xtask.seeds]`: target name to seed directories (relative to the root).
     pub seeds: Vec<(String, Vec<String>)>,
+    /// `[package.metadata.xtask.max_len]`: target name to libFuzzer's `-max_len` (bytes).
+    pub max_len: Vec<(String, u64)>,
 }
 
 impl FuzzManifest {
     /// Parses the subset of TOML used by `fuzz/Cargo.toml`: section headers, `name = "..."` in
-    /// `[[bin]]` tables, and one-line string arrays in `[package.metadata.xtask.seeds]`.
+    /// `[[bin]]` tables, one-line string arrays in `[package.metadata.xtask.seeds]` and integers
+    /// in `[package.metadata.xtask.max_len]`.
     pub fn parse(text: &str) -> FuzzManifest {
         let mut manifest = FuzzManifest::default();
         let mut section = String::new();
@@ -213,9 +232,21 @@ impl FuzzManifest {
                     .filter(|s| !s.is_empty())
                     .collect();
                 manifest.seeds.push((key.to_owned(), dirs));
+            } else if section == "[package.metadata.xtask.max_len]"
+                && let Ok(n) = value.replace('_', "").parse::<u64>()
+            {
+                manifest.max_len.push((key.to_owned(), n));
             }
         }
         manifest
+    }
+
+    /// The `-max_len` configured for `target`, if any.
+    pub fn max_len_for(&self, target: &str) -> Option<u64> {
+        self.max_len
+            .iter()
+            .find(|(t, _)| t == target)
+            .map(|(_, n)| *n)
     }
 
     /// The seed directories configured for `target`, if any.
@@ -293,6 +324,7 @@ mod tests {
             "#52113\tDONE   cov: 45 ft: 60 corp: 10/200b lim: 4096 exec/s: 868 rss: 50Mb",
             "Done 52113 runs in 61 second(s)",
             "stat::number_of_executed_units: 52114",
+            "stat::average_exec_per_sec:     854",
             "stat::new_units_added:          12",
             "stat::peak_rss_mb:              50",
         ]);
@@ -301,7 +333,13 @@ mod tests {
         assert_eq!((stats.cov, stats.ft), (Some(45), Some(60)));
         assert_eq!(stats.corp.as_deref(), Some("10/200b"));
         assert_eq!(stats.new_units, Some(12));
-        assert_eq!(stats.summary(), "52114 execs, cov 45, ft 60, corp 10/200b");
+        assert_eq!(stats.exec_per_sec, Some(854));
+        assert_eq!(
+            stats.summary(),
+            "52114 execs, 854 exec/s, cov 45, ft 60, corp 10/200b"
+        );
+        // Without the final stats, the last status line's rate.
+        assert_eq!(FuzzStats::from_lines(&out[..3]).exec_per_sec, Some(868));
     }
 
     #[test]
@@ -313,6 +351,7 @@ mod tests {
             (stats.execs, stats.cov, stats.corp.as_deref()),
             (Some(10), Some(5), Some("3"))
         );
+        assert_eq!(stats.exec_per_sec, Some(100));
         assert_eq!(FuzzStats::from_lines(&[]).summary(), "execs unknown");
     }
 
@@ -329,6 +368,9 @@ classify = ["corpus/errors"]
 name = "parse_roundtrip"
 path = "fuzz_targets/parse_roundtrip.rs"
 
+[package.metadata.xtask.max_len]
+classify = 4_096
+
 [[bin]]
 name = "classify"
 "#;
@@ -343,6 +385,8 @@ name = "classify"
         );
         assert_eq!(m.seeds_for("classify"), ["corpus/errors"]);
         assert!(m.seeds_for("other").is_empty());
+        assert_eq!(m.max_len_for("classify"), Some(4096));
+        assert_eq!(m.max_len_for("parse_roundtrip"), None);
         assert!(
             FuzzManifest::parse("[package]\nname = \"x\"\n")
                 .targets

@@ -408,7 +408,7 @@ fn fuzz_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         installed.err().map(|e| e.to_string()),
         "cargo install cargo-fuzz --locked",
     )?;
-    let fuzzer = Fuzzer::new(&root, opts.asan)?;
+    let fuzzer = Fuzzer::new(&root, opts.asan)?.with_limits(&manifest);
     println!("{}", fuzzer.describe());
     for target in &manifest.targets {
         let report = fuzz::seed(&root, &manifest, target)?;

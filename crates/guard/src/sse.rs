@@ -7,7 +7,13 @@
 //! `content_block_stop` closes it. A mid-stream `error` event ends the stream.
 //!
 //! Each block is rebuilt from its `content_block_start` object with the accumulated fields set in
-//! place, so its key order is the provider's.
+//! place, so its key order is the provider's. Blocks are kept by their `index` and written in its
+//! order; an index no `content_block_start` opened is skipped. Text, thinking and signature are the
+//! start object's value followed by every delta, byte for byte (a thinking block's signature covers
+//! exactly that text). Tool input is the concatenated `partial_json` when that is JSON; a stream
+//! cut inside it leaves the start object's input. So the content is always a JSON array.
+
+use std::collections::BTreeMap;
 
 use turnkeeper_model::edit::object;
 use turnkeeper_model::json::write_string;
@@ -48,7 +54,8 @@ pub fn looks_like_sse(text: &str) -> bool {
 /// Assembles the stream. Unknown events and malformed `data:` lines are skipped (and traced).
 pub fn assemble(stream: &str) -> Assembled {
     let mut out = Assembled::default();
-    let mut blocks: Vec<Open> = Vec::new();
+    // By `index`: a stream names its blocks, and a number from the stream must not size a vector.
+    let mut blocks: BTreeMap<u64, Open> = BTreeMap::new();
     for line in stream.lines() {
         let Some(data) = line.strip_prefix("data:") else {
             continue;
@@ -58,7 +65,7 @@ pub fn assemble(stream: &str) -> Assembled {
             tracing::debug!(line = data, "skipping a data line that is not JSON");
             continue;
         };
-        let idx = v.get("index").and_then(|i| i.as_u64()).unwrap_or(0) as usize;
+        let idx = v.get("index").and_then(|i| i.as_u64()).unwrap_or(0);
         match v.get("type").and_then(|t| t.as_str()) {
             Some("message_start") => {
                 let m = v.get("message");
@@ -74,16 +81,16 @@ pub fn assemble(stream: &str) -> Assembled {
             Some("content_block_start") => {
                 // The raw object text of `content_block`, so its key order is kept.
                 let start = raw_member(data, "content_block").unwrap_or_else(|| "{}".to_owned());
-                if blocks.len() <= idx {
-                    blocks.resize_with(idx + 1, Open::default);
-                }
-                blocks[idx] = Open {
-                    start,
-                    ..Open::default()
-                };
+                blocks.insert(
+                    idx,
+                    Open {
+                        start,
+                        ..Open::default()
+                    },
+                );
             }
             Some("content_block_delta") => {
-                let Some(b) = blocks.get_mut(idx) else {
+                let Some(b) = blocks.get_mut(&idx) else {
                     continue;
                 };
                 let d = v.get("delta");
@@ -123,7 +130,7 @@ pub fn assemble(stream: &str) -> Assembled {
         }
     }
     let mut content = String::from("[");
-    for (n, b) in blocks.iter().enumerate() {
+    for (n, b) in blocks.values().enumerate() {
         if n > 0 {
             content.push(',');
         }
@@ -148,20 +155,30 @@ fn finish_block(b: &Open) -> String {
             json = j;
         }
     };
-    if let Some(t) = &b.text {
-        let prior = object::get(&b.start, "text")
+    // The start object's value (usually empty) and then the deltas.
+    let prior = |k: &str| {
+        object::get(&b.start, k)
             .and_then(|r| serde_json::from_str::<String>(r).ok())
-            .unwrap_or_default();
-        set("text", quoted(&(prior + t)));
-    }
-    if let Some(t) = &b.thinking {
-        set("thinking", quoted(t));
-    }
-    if let Some(s) = &b.signature {
-        set("signature", quoted(s));
+            .unwrap_or_default()
+    };
+    for (k, deltas) in [
+        ("text", &b.text),
+        ("thinking", &b.thinking),
+        ("signature", &b.signature),
+    ] {
+        if let Some(d) = deltas {
+            set(k, quoted(&(prior(k) + d)));
+        }
     }
     if let Some(i) = b.input.as_deref().filter(|i| !i.trim().is_empty()) {
-        set("input", i.to_owned());
+        if serde_json::from_str::<serde::de::IgnoredAny>(i).is_ok() {
+            set("input", i.to_owned());
+        } else {
+            tracing::debug!(
+                partial_json = i,
+                "the tool input's deltas are not JSON (a cut stream); keeping the start's input"
+            );
+        }
     }
     if !b.citations.is_empty() {
         set("citations", format!("[{}]", b.citations.join(",")));
@@ -275,5 +292,84 @@ event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,
         let f = assemble(&failed);
         assert!(!f.complete);
         assert!(f.error.is_some_and(|e| e.contains("overloaded_error")));
+    }
+
+    fn start(index: &str, block: &str) -> String {
+        format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{index},\"content_block\":{block}}}\n\n"
+        )
+    }
+
+    fn delta(index: &str, delta: &str) -> String {
+        format!(
+            "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{delta}}}\n\n"
+        )
+    }
+
+    /// Blocks are written in index order; an index no start opened leaves no hole in the array,
+    /// and an index as large as the stream likes sizes nothing (it used to size a vector: an
+    /// index of 10^18 asked for that many blocks).
+    #[test]
+    fn indexes_order_blocks_and_leave_no_holes() {
+        let sse = [
+            start("7", r#"{"type":"text","text":"b"}"#),
+            start("1000000000000000000", r#"{"type":"text","text":"c"}"#),
+            start("2", r#"{"type":"text","text":"a"}"#),
+            delta("5", r#"{"type":"text_delta","text":"lost"}"#),
+        ]
+        .concat();
+        assert_eq!(
+            assemble(&sse).content,
+            r#"[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"c"}]"#
+        );
+    }
+
+    /// A stream cut inside a tool's input leaves the start object's input, so the content stays
+    /// JSON; a complete input replaces it.
+    #[test]
+    fn a_cut_tool_input_keeps_the_start_input() {
+        let call = r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#;
+        let cut = [
+            start("0", call),
+            delta(
+                "0",
+                r#"{"type":"input_json_delta","partial_json":"{\"a\":[1,"}"#,
+            ),
+        ]
+        .concat();
+        assert_eq!(assemble(&cut).content, format!("[{call}]"));
+        let whole = [
+            start("0", call),
+            delta(
+                "0",
+                r#"{"type":"input_json_delta","partial_json":"{\"a\":[1,"}"#,
+            ),
+            delta("0", r#"{"type":"input_json_delta","partial_json":"2]}"}"#),
+        ]
+        .concat();
+        assert_eq!(
+            assemble(&whole).content,
+            r#"[{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":[1,2]}}]"#
+        );
+    }
+
+    /// Thinking and signature are the start object's value followed by the deltas, as text is
+    /// (a start carrying thinking used to lose it).
+    #[test]
+    fn thinking_is_the_start_value_then_the_deltas() {
+        let sse = [
+            start(
+                "0",
+                r#"{"type":"thinking","thinking":"Let ","signature":""}"#,
+            ),
+            delta("0", r#"{"type":"thinking_delta","thinking":"me \u00e9"}"#),
+            delta("0", r#"{"type":"signature_delta","signature":"EqQB"}"#),
+            delta("0", r#"{"type":"signature_delta","signature":"CkY="}"#),
+        ]
+        .concat();
+        assert_eq!(
+            assemble(&sse).content,
+            r#"[{"type":"thinking","thinking":"Let me é","signature":"EqQBCkY="}]"#
+        );
     }
 }

@@ -88,17 +88,72 @@ fn nesting_deeper_than_serde_limit_is_an_error_not_a_crash() {
     );
 }
 
+/// Every strict prefix of a valid body (each format, cut at every character) is refused with a
+/// syntax error at the cut: at its last byte, or at the start of the literal (`fal`, `nu`) it
+/// cuts, with the line and column of that byte. A prefix that only cuts trailing whitespace is
+/// the whole document and reads as the body does. Before, this test only asked for no panic.
 #[test]
-fn every_prefix_of_a_valid_body_is_an_error_or_a_transcript() {
-    let body = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../corpus/anthropic/tool_loop_manual.json"
-    ))
-    .unwrap_or_default();
-    assert!(!body.is_empty());
-    let cut: Vec<usize> = body.char_indices().map(|(i, _)| i).step_by(7).collect();
-    for i in cut {
-        let _ = read(&body[..i], FormatHint::Auto);
+fn every_strict_prefix_of_a_valid_body_is_a_syntax_error_at_the_cut() {
+    for file in [
+        "anthropic/tool_loop_manual.json",
+        "anthropic/response_interleaved_server_tools.json",
+        "gemini/gemini3_two_signed_steps_open_turn.json",
+        "opencode/export/kimi_session.export.json",
+    ] {
+        let path = format!("{}/../../corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+        let body = std::fs::read_to_string(&path).expect("corpus file");
+        let whole = read(&body, FormatHint::Auto).expect("the corpus body reads");
+        let mut cuts = 0;
+        for (i, _) in body.char_indices() {
+            let prefix = &body[..i];
+            // A document ends at its closing bracket; only whitespace may follow.
+            if body[i..].trim().is_empty() {
+                let t = read(prefix, FormatHint::Auto).unwrap_or_else(|e| {
+                    panic!("{file}: the body without its trailing whitespace: {e}")
+                });
+                assert_eq!(
+                    (t.format, t.body, t.messages.len(), t.blocks.len()),
+                    (
+                        whole.format,
+                        whole.body,
+                        whole.messages.len(),
+                        whole.blocks.len()
+                    ),
+                    "{file}"
+                );
+                continue;
+            }
+            cuts += 1;
+            match read(prefix, FormatHint::Auto) {
+                Ok(t) => panic!(
+                    "{file}: the first {i} bytes read as a transcript of {} messages",
+                    t.messages.len()
+                ),
+                Err(ModelError::Syntax {
+                    offset,
+                    line,
+                    column,
+                    ..
+                }) => {
+                    // At the cut, or at the start of a literal the cut runs into (`false` is the
+                    // longest).
+                    assert!(
+                        offset <= i && i - offset < "false".len(),
+                        "{file}: cut at byte {i}, error at byte {offset}"
+                    );
+                    let before = &prefix[..offset];
+                    let want_line = 1 + before.matches('\n').count();
+                    let want_column = offset - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+                    assert_eq!(
+                        (line, column),
+                        (want_line, want_column),
+                        "{file}: cut at byte {i}, error at byte {offset}"
+                    );
+                }
+                Err(e) => panic!("{file}: cut at byte {i}: not a syntax error: {e}"),
+            }
+        }
+        assert!(cuts > 500, "{file}: {cuts} cuts");
     }
 }
 

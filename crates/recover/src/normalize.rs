@@ -23,10 +23,143 @@ pub(crate) struct Normalized {
     pub spaced: String,
 }
 
+/// The bytes [`Builder::emit`] writes unchanged into both views: printable ASCII other than
+/// quotes, backticks and the backslash. Runs of them are copied at once.
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x21;
+    while b < 0x7f {
+        t[b] = !matches!(b as u8, b'"' | b'\'' | b'`' | b'\\');
+        b += 1;
+    }
+    t
+};
+
 impl Normalized {
     /// Normalise `input` in one pass.
     pub(crate) fn new(input: &str) -> Self {
         let mut n = Builder {
+            compact: String::with_capacity(input.len()),
+            spaced: String::with_capacity(input.len()),
+            last_space: true,
+        };
+        let bytes = input.as_bytes();
+        let next_char = |i: usize| input.get(i..).and_then(|rest| rest.chars().next());
+        let mut i = 0;
+        while i < bytes.len() {
+            let run = bytes[i..]
+                .iter()
+                .position(|&b| !PLAIN[usize::from(b)])
+                .unwrap_or(bytes.len() - i);
+            if run > 0 {
+                n.plain(&input[i..i + run]);
+                i += run;
+                continue;
+            }
+            let Some(c) = next_char(i) else { break };
+            i += c.len_utf8();
+            if c != '\\' {
+                n.emit(c);
+                continue;
+            }
+            // A run of backslashes is one escape, whatever the nesting depth that produced it. A
+            // terminal may hard-wrap between the backslash and the escaped letter (`\` at the
+            // end of a line, `n` on the next): the wrap is skipped and the escape kept whole.
+            while let Some(d) = next_char(i).filter(|d| *d == '\\' || d.is_whitespace()) {
+                i += d.len_utf8();
+            }
+            match bytes.get(i) {
+                Some(b'n' | b't' | b'r') => {
+                    i += 1;
+                    n.emit(' ');
+                }
+                Some(b'u') => {
+                    i += 1;
+                    let mut code = 0u32;
+                    let mut digits = 0;
+                    while digits < 4 {
+                        match bytes.get(i).and_then(|d| char::from(*d).to_digit(16)) {
+                            Some(v) => {
+                                code = code * 16 + v;
+                                digits += 1;
+                                i += 1;
+                            }
+                            None => break,
+                        }
+                    }
+                    if digits == 4 {
+                        if let Some(decoded) = char::from_u32(code) {
+                            n.emit(decoded);
+                        }
+                    } else {
+                        // The letter and the digits read stand for themselves.
+                        n.plain(&input[i - digits - 1..i]);
+                    }
+                }
+                // `\"`, `\'`, `\/`, `` \` `` and anything else: the escaped character stands for
+                // itself and is handled by the next iteration.
+                _ => {}
+            }
+        }
+        let mut lower = n.compact;
+        lower.make_ascii_lowercase();
+        Normalized {
+            lower,
+            spaced: n.spaced.trim().to_owned(),
+        }
+    }
+}
+
+struct Builder {
+    compact: String,
+    spaced: String,
+    last_space: bool,
+}
+
+impl Builder {
+    /// Characters that go into both views as they are (see [`PLAIN`]).
+    fn plain(&mut self, run: &str) {
+        self.compact.push_str(run);
+        self.spaced.push_str(run);
+        self.last_space = false;
+    }
+
+    fn space(&mut self) {
+        if !self.last_space {
+            self.spaced.push(' ');
+            self.last_space = true;
+        }
+    }
+
+    fn emit(&mut self, c: char) {
+        if c.is_whitespace() || c.is_control() {
+            self.space();
+        } else if c == '`' {
+            // Backticks are dropped in both views: markdown often strips them anyway.
+        } else if c == '"' || c == '\'' {
+            self.spaced.push(c);
+            self.last_space = false;
+        } else if c.is_ascii() || c.is_alphanumeric() {
+            self.compact.push(c);
+            self.spaced.push(c);
+            self.last_space = false;
+        } else {
+            // Box drawing, TUI glyphs (⎿ ✕ ■ ⏺), emoji, ellipses, middle dots.
+            self.space();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::Normalized;
+
+    /// The character-by-character normaliser the run-copying one replaced: both must give the
+    /// same views of every text.
+    fn reference(input: &str) -> (String, String) {
+        let mut n = super::Builder {
             compact: String::with_capacity(input.len()),
             spaced: String::with_capacity(input.len()),
             last_space: true,
@@ -85,49 +218,38 @@ impl Normalized {
         }
         let mut lower = n.compact;
         lower.make_ascii_lowercase();
-        Normalized {
-            lower,
-            spaced: n.spaced.trim().to_owned(),
-        }
-    }
-}
-
-struct Builder {
-    compact: String,
-    spaced: String,
-    last_space: bool,
-}
-
-impl Builder {
-    fn space(&mut self) {
-        if !self.last_space {
-            self.spaced.push(' ');
-            self.last_space = true;
-        }
+        (lower, n.spaced.trim().to_owned())
     }
 
-    fn emit(&mut self, c: char) {
-        if c.is_whitespace() || c.is_control() {
-            self.space();
-        } else if c == '`' {
-            // Backticks are dropped in both views: markdown often strips them anyway.
-        } else if c == '"' || c == '\'' {
-            self.spaced.push(c);
-            self.last_space = false;
-        } else if c.is_ascii() || c.is_alphanumeric() {
-            self.compact.push(c);
-            self.spaced.push(c);
-            self.last_space = false;
-        } else {
-            // Box drawing, TUI glyphs (⎿ ✕ ■ ⏺), emoji, ellipses, middle dots.
-            self.space();
+    proptest! {
+        #[test]
+        fn copying_plain_runs_changes_nothing(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("\\".to_owned()),
+                    Just("\\\\\\\"".to_owned()),
+                    Just("\\\n   n".to_owned()),
+                    Just("\\u00e9".to_owned()),
+                    Just("\\ud83d".to_owned()),
+                    Just("\\u12".to_owned()),
+                    Just("\\u".to_owned()),
+                    Just("\\t".to_owned()),
+                    Just("`code`".to_owned()),
+                    Just(" \n\t\r ".to_owned()),
+                    Just("│ ⎿ ■ — é ß 日本".to_owned()),
+                    "[ -~]{0,12}",
+                    any::<String>(),
+                ],
+                0..12,
+            )
+        ) {
+            let text: String = parts.concat();
+            let n = Normalized::new(&text);
+            let (lower, spaced) = reference(&text);
+            prop_assert_eq!(&n.lower, &lower, "lower view of {:?}", text);
+            prop_assert_eq!(&n.spaced, &spaced, "spaced view of {:?}", text);
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Normalized;
 
     #[test]
     fn unescapes_nested_levels_and_removes_wraps() {

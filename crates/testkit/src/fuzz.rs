@@ -2,45 +2,183 @@
 //! the `corpus_fuzz_bodies` test replays every file of `corpus/` through them so they cannot
 //! rot. Each body panics (with the input as JSON) when an invariant fails: that is what libFuzzer
 //! and `cargo test` both report.
+//!
+//! Every body takes a [`Depth`]. `cargo test` runs them at [`Depth::Full`]: every check on every
+//! input. The libFuzzer entry points run them at [`Depth::Sampled`]: the checks that cost about
+//! as much as reading the input run on every input, and the expensive cross-checks (a second
+//! repair, a file tree on disk, every wrap of a real error) on a deterministic sample of inputs,
+//! chosen by a hash of the bytes ([`Sample`]) so that a saved crash replays the same way. Each
+//! body's documentation says what it samples. The `fuzz_replay` example times a body over files
+//! (`cargo run --release -p turnkeeper-testkit --example fuzz_replay -- TARGET DIR`).
 
+use std::collections::HashSet;
 use std::fmt::Display;
+use std::sync::{Mutex, OnceLock};
 
 use arbitrary::Unstructured;
 use turnkeeper_model::opencode::{
     AnthropicOptions, Session, load_export, to_anthropic_request, to_model_messages,
 };
-use turnkeeper_model::{FormatHint, read};
+use turnkeeper_model::{FormatHint, read, read_bytes, sniff};
 use turnkeeper_prevent::Options;
 use turnkeeper_recover::{Attempts, classify as classify_text, plan};
 use turnkeeper_stores::opencode::JsonStore;
 
-use crate::corpus::{errors, parse_error_lines};
+use crate::corpus::{ErrorItem, errors, parse_error_lines};
 use crate::damage::damage;
-use crate::generate::{Conversation, Knobs, conversation, conversation_with};
-use crate::inv::{Wrap, all_repair_invariants, inv_no_panic, inv_roundtrip};
+use crate::generate::{Conversation, Knobs, conversation_with};
+use crate::inv::{
+    CLASSIFY_PROBES, HINTS, Wrap, inv_no_panic, inv_roundtrip, no_panic_classify, no_panic_on,
+    no_panic_opencode, repair_invariants_where, roundtrip_on,
+};
 use crate::json::{J, Style};
 
 fn fail(what: impl Display, input: impl std::fmt::Debug) -> ! {
     panic!("invariant violated: {what}\ninput: {input:?}")
 }
 
+/// How much of its work a fuzz body does on one input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Every check on every input: how `cargo test` replays `corpus/` and the regressions.
+    Full,
+    /// What the libFuzzer entry points use: the cheap checks on every input, the expensive
+    /// cross-checks on a deterministic sample of inputs (see [`Sample`]).
+    Sampled,
+}
+
+/// A fuzz body: the input's bytes and how deep to check them.
+pub type Body = fn(&[u8], Depth);
+
+/// Every fuzz target's name and body, in the order `fuzz/Cargo.toml` lists them.
+pub const TARGETS: &[(&str, Body)] = &[
+    ("parse_roundtrip", parse_roundtrip),
+    ("repair_invariants", repair_invariants),
+    ("classify", classify),
+    ("opencode_storage", opencode_storage),
+    ("claude_code_jsonl", claude_code_jsonl),
+    ("sse_assembly", sse_assembly),
+];
+
+/// Which of a body's sampled checks one input gets: all of them at [`Depth::Full`]; at
+/// [`Depth::Sampled`], each check on about one input in `n`, decided by a hash of the input's
+/// bytes (stable across runs and machines) and the check's own salt, so that different checks
+/// pick different inputs and a crash found by a sampled check reproduces from the saved input.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    depth: Depth,
+    hash: u64,
+}
+
+impl Sample {
+    /// The sample of `data` at `depth`.
+    pub fn of(data: &[u8], depth: Depth) -> Sample {
+        // FNV-1a over 8-byte words (then a finaliser per question): every byte counts, at a
+        // fraction of the cost of reading the input once.
+        const PRIME: u64 = 0x0000_0100_0000_01b3;
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325 ^ data.len() as u64;
+        let mut words = data.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            hash = (hash ^ u64::from_le_bytes(b)).wrapping_mul(PRIME);
+        }
+        for &b in words.remainder() {
+            hash = (hash ^ u64::from(b)).wrapping_mul(PRIME);
+        }
+        Sample { depth, hash }
+    }
+
+    /// The depth this sample was taken at.
+    pub fn depth(self) -> Depth {
+        self.depth
+    }
+
+    /// A number below `n` (which must not be 0) chosen by the input and `salt`.
+    pub fn pick(self, n: u64, salt: u64) -> u64 {
+        // splitmix64's finaliser.
+        let mut z = self.hash ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % n.max(1)
+    }
+
+    /// Whether the check salted `salt` runs: always at [`Depth::Full`], on about one input in
+    /// `n` at [`Depth::Sampled`].
+    pub fn one_in(self, n: u64, salt: u64) -> bool {
+        self.depth == Depth::Full || self.pick(n, salt) == 0
+    }
+}
+
 /// Target `parse_roundtrip`: raw bytes through every reader (each format), `check`, `repair`,
 /// the classifier and the OpenCode loader (invariant 10), then the lossless round trip for every
 /// format the bytes read as (invariant 6).
-pub fn parse_roundtrip(data: &[u8]) {
-    if let Err(e) = inv_no_panic(data) {
-        fail(e, String::from_utf8_lossy(data));
+///
+/// At [`Depth::Sampled`] the same steps share their work: each reading serves both invariants,
+/// the forced reading of the format the bytes sniff as is skipped because it is the automatic
+/// reading (`read` with [`FormatHint::Auto`] is `read` with the sniffed format), and the
+/// classifier sees one input in [`CLASSIFY_ONE_IN`], with one of its four probes
+/// ([`CLASSIFY_PROBES`]) chosen by the input: a whole transcript is a large text for it, its
+/// phrase search costs several times everything else together, and the `classify` target
+/// probes the classifier on every input.
+pub fn parse_roundtrip(data: &[u8], depth: Depth) {
+    if depth == Depth::Full {
+        if let Err(e) = inv_no_panic(data) {
+            fail(e, String::from_utf8_lossy(data));
+        }
+        if let Ok(text) = std::str::from_utf8(data)
+            && let Err(e) = inv_roundtrip(text)
+        {
+            fail(e, text);
+        }
+        return;
     }
-    if let Ok(text) = std::str::from_utf8(data)
-        && let Err(e) = inv_roundtrip(text)
-    {
-        fail(e, text);
+    let sample = Sample::of(data, depth);
+    let text = String::from_utf8_lossy(data);
+    let _ = sniff(&text);
+    let mut sniffed = None;
+    for hint in HINTS {
+        let Ok(t) = read_bytes(data, hint) else {
+            continue;
+        };
+        match hint {
+            FormatHint::Auto => sniffed = Some(t.format),
+            FormatHint::Exactly(f) if sniffed == Some(f) => continue,
+            FormatHint::Exactly(_) => {}
+        }
+        if let Err(e) = no_panic_on(&t, hint).and_then(|()| roundtrip_on(&t, hint)) {
+            fail(e, &text);
+        }
+    }
+    if sample.one_in(CLASSIFY_ONE_IN, 8) {
+        let probe = CLASSIFY_PROBES[sample.pick(CLASSIFY_PROBES.len() as u64, 1) as usize];
+        no_panic_classify(&text, probe);
+    }
+    no_panic_opencode(&text);
+}
+
+/// At [`Depth::Sampled`], `parse_roundtrip` hands one input in this many to the classifier.
+pub const CLASSIFY_ONE_IN: u64 = 4;
+
+/// The size of conversations the fuzz targets generate: `base` with long strings (tool output,
+/// thinking) of about 512 bytes instead of 6000, and at most 3 turns of 2 steps of 2 parallel
+/// calls and 2 thinking blocks, so one execution reads and repairs a few kilobytes. The shapes
+/// are the same (multi-turn tool loops, interleaved thinking, every damage); the long strings
+/// still cross every chunk boundary of the reader's scan; proptest keeps the default sizes.
+pub fn fuzz_knobs(base: Knobs) -> Knobs {
+    Knobs {
+        long_len: 512,
+        max_turns: 3,
+        max_steps: 2,
+        max_parallel: 2,
+        max_thinking: 2,
+        ..base
     }
 }
 
 /// The conversation the bytes describe: the bytes themselves when they are a readable transcript
-/// (corpus files, and the fuzzer's mutations of them), else a generated conversation, damaged
-/// when the next byte says so.
+/// (corpus files, and the fuzzer's mutations of them), else a generated conversation (at the
+/// fuzz targets' size, [`fuzz_knobs`]), damaged when the next byte says so.
 pub fn input_of(data: &[u8]) -> Option<(String, Options<'static>, Option<Conversation>)> {
     if let Ok(text) = std::str::from_utf8(data)
         && text.trim_start().starts_with(['{', '['])
@@ -49,20 +187,58 @@ pub fn input_of(data: &[u8]) -> Option<(String, Options<'static>, Option<Convers
         return Some((text.to_owned(), Options::default(), None));
     }
     let mut u = Unstructured::new(data);
-    let mut c = conversation(&mut u).ok()?;
+    let mut c = conversation_with(&mut u, &fuzz_knobs(Knobs::default())).ok()?;
     if u.ratio(3u8, 4u8).unwrap_or(true) {
         let _ = damage(&mut u, &mut c);
     }
     Some((c.json(), c.options(), Some(c)))
 }
 
+/// The repair invariants a fuzz body checks on every input; the others
+/// ([`SAMPLED_INVARIANTS`]) on one input in [`SAMPLED_ONE_IN`] at [`Depth::Sampled`].
+pub const EVERY_INPUT_INVARIANTS: &[&str] =
+    &["untouched_thinking", "thinking_first", "tool_pairing"];
+
+/// The repair invariants that need a second repair, a second `check` or more readings of the
+/// input: the lossless round trip (four readings), conservation (every tool input and output
+/// parsed as a `serde_json::Value` on both sides), convergence (`check` of the output),
+/// idempotence (a second repair) and no-op on valid input (`check` of the input).
+pub const SAMPLED_INVARIANTS: &[&str] = &[
+    "roundtrip",
+    "conservation",
+    "convergence",
+    "idempotent",
+    "noop_on_valid",
+];
+
+/// One input in this many gets [`SAMPLED_INVARIANTS`] at [`Depth::Sampled`].
+pub const SAMPLED_ONE_IN: u64 = 16;
+
+/// Invariants 1 to 8 at `sample`'s depth: [`EVERY_INPUT_INVARIANTS`] always,
+/// [`SAMPLED_INVARIANTS`] when the sample says so (salt `salt`).
+fn sampled_repair_invariants(
+    text: &str,
+    opts: &Options<'_>,
+    sample: Sample,
+    salt: u64,
+) -> Result<(), String> {
+    let all = sample.one_in(SAMPLED_ONE_IN, salt);
+    repair_invariants_where(text, opts, &|name| {
+        all || EVERY_INPUT_INVARIANTS.contains(&name)
+    })
+}
+
 /// Target `repair_invariants`: invariants 1 to 8 on a generated (usually damaged) conversation,
 /// or on the bytes themselves when they read as a transcript.
-pub fn repair_invariants(data: &[u8]) {
+///
+/// At [`Depth::Sampled`], untouched thinking, thinking first and tool pairing (and the guard's
+/// own check inside every repair) hold on every input; [`SAMPLED_INVARIANTS`] on one input in
+/// [`SAMPLED_ONE_IN`].
+pub fn repair_invariants(data: &[u8], depth: Depth) {
     let Some((text, opts, c)) = input_of(data) else {
         return;
     };
-    if let Err(e) = all_repair_invariants(&text, &opts) {
+    if let Err(e) = sampled_repair_invariants(&text, &opts, Sample::of(data, depth), 2) {
         match c {
             Some(c) => fail(e, c),
             None => fail(e, text),
@@ -82,12 +258,48 @@ const WRAPS: &[Wrap] = &[
     },
 ];
 
+/// True when `item` is a labelled error of the embedded corpus (same id, same text).
+fn is_corpus_error(item: &ErrorItem) -> bool {
+    static KNOWN: OnceLock<HashSet<(&'static str, &'static str)>> = OnceLock::new();
+    KNOWN
+        .get_or_init(|| {
+            errors()
+                .iter()
+                .map(|e| (e.id.as_str(), e.body.as_str()))
+                .collect()
+        })
+        .contains(&(item.id.as_str(), item.body.as_str()))
+}
+
+/// True the first time this process sees corpus error `id` with `status` (then false): the
+/// classifier is a pure function, so a corpus error checked under every wrap once is checked.
+fn first_time(id: &str, status: Option<u16>) -> bool {
+    /// Corpus error ids and statuses already checked under every wrap.
+    type Seen = HashSet<(String, Option<u16>)>;
+    static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
+    let Ok(mut seen) = SEEN.get_or_init(|| Mutex::new(HashSet::new())).lock() else {
+        return true;
+    };
+    seen.insert((id.to_owned(), status))
+}
+
 /// Target `classify`: raw text through the classifier and planner (no panic); labelled corpus
 /// lines found in the bytes, and a corpus error chosen by the bytes, keep the kind they classify
 /// as when wrapped (invariant 9, against the unwrapped classification).
-pub fn classify(data: &[u8]) {
+///
+/// At [`Depth::Sampled`], the raw text is classified under one of the two statuses, chosen by
+/// the input, rather than both; a corpus line found in the bytes is checked under every wrap
+/// the first time the process meets it (with that status), not again on each later input that
+/// carries it: the check depends on the line alone, and the classifier holds no state. The
+/// corpus error chosen by the bytes is checked on every input.
+pub fn classify(data: &[u8], depth: Depth) {
     let text = String::from_utf8_lossy(data);
-    for status in [None, Some(400)] {
+    let statuses = match depth {
+        Depth::Full => &[None, Some(400)][..],
+        Depth::Sampled if Sample::of(data, depth).pick(2, 7) == 0 => &[None],
+        Depth::Sampled => &[Some(400)],
+    };
+    for &status in statuses {
         let d = classify_text(status, &text);
         let mut attempts = Attempts::new();
         for _ in 0..3 {
@@ -97,10 +309,7 @@ pub fn classify(data: &[u8]) {
     }
     // Real lines (an unmutated corpus file): each keeps its kind under every wrap.
     for item in parse_error_lines(&text) {
-        if errors()
-            .iter()
-            .any(|e| e.id == item.id && e.body == item.body)
-        {
+        if is_corpus_error(&item) && (depth == Depth::Full || first_time(&item.id, item.status)) {
             check_wrapped(&item.body, item.status, WRAPS, &item.id);
         }
     }
@@ -144,21 +353,30 @@ fn check_wrapped(body: &str, status: Option<u16>, wraps: &[Wrap], id: &str) {
 /// conversions, the lossless reader, and invariants 1 to 8 on the converted request. When the
 /// bytes say so, the generated session is also written as OpenCode's JSON-file tree and read back
 /// with `JsonStore`, which must give the same messages and parts.
-pub fn opencode_storage(data: &[u8]) {
+///
+/// At [`Depth::Sampled`], the round trip of a generated export and invariants 1 to 8 on the
+/// converted request are sampled as in [`repair_invariants`] (one input in [`SAMPLED_ONE_IN`]
+/// gets [`SAMPLED_INVARIANTS`]), and of the inputs whose bytes ask for the file tree one in
+/// [`TREE_ONE_IN`] gets it: writing files costs far more than everything else together. The
+/// tree is written on `/dev/shm` when it exists.
+pub fn opencode_storage(data: &[u8], depth: Depth) {
+    let sample = Sample::of(data, depth);
     let text = String::from_utf8_lossy(data);
     if let Ok(session) = load_export(&text, "fuzz") {
-        convert(&session, &text);
+        convert(&session, &text, sample);
         return;
     }
     let mut u = Unstructured::new(data);
-    let Ok(mut c) = conversation_with(&mut u, &Knobs::opencode_only()) else {
+    let Ok(mut c) = conversation_with(&mut u, &fuzz_knobs(Knobs::opencode_only())) else {
         return;
     };
     if u.ratio(2u8, 3u8).unwrap_or(true) {
         let _ = damage(&mut u, &mut c);
     }
     let text = c.json();
-    if let Err(e) = inv_roundtrip(&text) {
+    if sample.one_in(SAMPLED_ONE_IN, 3)
+        && let Err(e) = inv_roundtrip(&text)
+    {
         fail(e, &c);
     }
     let session = match load_export(&text, "generated") {
@@ -177,13 +395,17 @@ pub fn opencode_storage(data: &[u8]) {
             &c,
         );
     }
-    convert(&session, &c);
-    if u.ratio(1u8, 4u8).unwrap_or(false) {
+    convert(&session, &c, sample);
+    if u.ratio(1u8, 4u8).unwrap_or(false) && sample.one_in(TREE_ONE_IN, 4) {
         tree_matches_export(&c, &session);
     }
 }
 
-fn convert(session: &Session, input: impl std::fmt::Debug) {
+/// Of the generated sessions whose bytes ask for the JSON-file tree, one in this many gets it
+/// at [`Depth::Sampled`].
+pub const TREE_ONE_IN: u64 = 64;
+
+fn convert(session: &Session, input: impl std::fmt::Debug, sample: Sample) {
     let _ = to_model_messages(session);
     let req = to_anthropic_request(session, None, &AnthropicOptions::default());
     let t = match read(&req.body, FormatHint::Auto) {
@@ -203,15 +425,29 @@ fn convert(session: &Session, input: impl std::fmt::Debug) {
             input,
         );
     }
-    if let Err(e) = all_repair_invariants(&req.body, &Options::default()) {
+    if let Err(e) = sampled_repair_invariants(&req.body, &Options::default(), sample, 5) {
         fail(format!("on the converted request {}: {e}", req.body), input);
     }
+}
+
+/// A fresh temporary directory for one JSON-file tree, on `/dev/shm` when there is one (a tmpfs
+/// makes a tree far cheaper than a disk); removed when dropped.
+fn tree_dir() -> Option<tempfile::TempDir> {
+    let mut b = tempfile::Builder::new();
+    b.prefix("turnkeeper-fuzz-");
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(d) = b.tempdir_in(shm)
+    {
+        return Some(d);
+    }
+    b.tempdir().ok()
 }
 
 /// Writes `c` as a JSON-file tree (session, message and part files, each in `c`'s style) and
 /// checks that `JsonStore` reads the same messages and parts as `load_export` did.
 fn tree_matches_export(c: &Conversation, from_export: &Session) {
-    let Ok(dir) = tempfile::tempdir() else { return };
+    let Some(dir) = tree_dir() else { return };
     let root = dir.path();
     let sid = from_export.info.id.clone();
     if sid.is_empty() {
@@ -319,7 +555,10 @@ fn tree_matches_export(c: &Conversation, from_export: &Session) {
 /// there is one, reads back as a session, and a second plan of its text changes nothing of the
 /// file's structure (the repair is stable); every thinking block of the input is still in the
 /// repaired text, or the removal of its line was reported.
-pub fn claude_code_jsonl(data: &[u8]) {
+///
+/// At [`Depth::Sampled`], the stability check (the second plan) runs on one input in
+/// [`SAMPLED_ONE_IN`]; everything else on every input.
+pub fn claude_code_jsonl(data: &[u8], depth: Depth) {
     use turnkeeper_model::claude_code::{Content, Session};
     use turnkeeper_prevent::RuleId;
     use turnkeeper_prevent::claude_code::plan;
@@ -377,6 +616,9 @@ pub fn claude_code_jsonl(data: &[u8]) {
             );
         }
     }
+    if !Sample::of(data, depth).one_in(SAMPLED_ONE_IN, 6) {
+        return;
+    }
     if let Ok(again) = plan(&after, &Options::default())
         && let Some(ch) = again
             .changes
@@ -385,4 +627,147 @@ pub fn claude_code_jsonl(data: &[u8]) {
     {
         fail(format!("the repaired text still needs {ch:?}"), text);
     }
+}
+
+/// Target `sse_assembly`: any bytes as an Anthropic event stream through
+/// `turnkeeper_guard::sse::assemble` (what the turn store does with a recorded stream). It never
+/// panics; the content is always a JSON array (also when the stream ends in an `error` event: the
+/// store keeps what arrived); each block's `text`, `thinking` and `signature` are its
+/// `content_block_start` value followed by every delta for its index, byte for byte once decoded
+/// (worked out here from the documented events, independently of the assembler); and assembling
+/// is idempotent: the assembled message written back as a stream of complete blocks (one
+/// `content_block_start` each, no deltas) assembles to the same content, id and model. Every
+/// check runs on every input at both depths.
+pub fn sse_assembly(data: &[u8], _depth: Depth) {
+    use serde_json::Value;
+    use turnkeeper_guard::sse::assemble;
+    let text = String::from_utf8_lossy(data);
+    let a = assemble(&text);
+    let raw: Vec<&serde_json::value::RawValue> = match serde_json::from_str(&a.content) {
+        Ok(raw) => raw,
+        Err(e) => fail(
+            format!("the content is not a JSON array ({e}): {}", a.content),
+            &text,
+        ),
+    };
+    let want = sse_expected(&text);
+    if want.len() != raw.len() {
+        fail(
+            format!(
+                "{} blocks were opened, the content has {}: {}",
+                want.len(),
+                raw.len(),
+                a.content
+            ),
+            &text,
+        );
+    }
+    for (n, (w, r)) in want.iter().zip(&raw).enumerate() {
+        let Ok(Value::Object(block)) = serde_json::from_str::<Value>(r.get()) else {
+            continue;
+        };
+        for (key, expected) in w {
+            let got = block.get(*key).and_then(Value::as_str);
+            if got != Some(expected.as_str()) {
+                fail(
+                    format!("block {n}: `{key}` is {got:?}, the deltas make {expected:?}"),
+                    &text,
+                );
+            }
+        }
+    }
+    // Idempotence: the message as a stream of complete blocks.
+    let mut again =
+        String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{");
+    let fields = [("id", &a.id), ("model", &a.model)];
+    let mut first = true;
+    for (key, value) in fields {
+        if let Some(v) = value {
+            if !first {
+                again.push(',');
+            }
+            first = false;
+            again.push_str(&format!("\"{key}\":{}", Value::String(v.clone())));
+        }
+    }
+    again.push_str("}}\n\n");
+    for (n, r) in raw.iter().enumerate() {
+        again.push_str(&format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{n},\"content_block\":{}}}\n\n",
+            r.get()
+        ));
+    }
+    again.push_str("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    let b = assemble(&again);
+    if (&b.content, &b.id, &b.model) != (&a.content, &a.id, &a.model) {
+        fail(
+            format!(
+                "assembling the assembled message again changed it:\nfirst:  {:?} {:?} {}\nsecond: {:?} {:?} {}",
+                a.id, a.model, a.content, b.id, b.model, b.content
+            ),
+            &text,
+        );
+    }
+}
+
+/// A block's string fields and their values.
+type Fields = Vec<(&'static str, String)>;
+
+/// For each block the stream opens (in index order): the `text`, `thinking` and `signature`
+/// its deltas make, each its start object's value (empty when absent) followed by the deltas,
+/// for the fields some delta wrote. Read from the documented events: `data:` lines holding a
+/// JSON object; `content_block_start` (re)opens block `index`; `content_block_delta` of type
+/// `text_delta`, `thinking_delta` or `signature_delta` appends to an open block.
+fn sse_expected(stream: &str) -> Vec<Fields> {
+    use serde_json::Value;
+    let mut open: std::collections::BTreeMap<u64, (Value, Fields)> =
+        std::collections::BTreeMap::new();
+    for line in stream.lines() {
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(data.trim_start()) else {
+            continue;
+        };
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match v.get("type").and_then(Value::as_str) {
+            Some("content_block_start") => {
+                let start = v.get("content_block").cloned().unwrap_or(Value::Null);
+                open.insert(index, (start, Vec::new()));
+            }
+            Some("content_block_delta") => {
+                let Some((start, fields)) = open.get_mut(&index) else {
+                    continue;
+                };
+                let d = v.get("delta");
+                let (key, field) = match d.and_then(|d| d.get("type")).and_then(Value::as_str) {
+                    Some("text_delta") => ("text", "text"),
+                    Some("thinking_delta") => ("thinking", "thinking"),
+                    Some("signature_delta") => ("signature", "signature"),
+                    _ => continue,
+                };
+                let piece = d
+                    .and_then(|d| d.get(field))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                match fields.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, s)) => s.push_str(piece),
+                    None => {
+                        let prior = start.get(key).and_then(Value::as_str).unwrap_or("");
+                        fields.push((key, format!("{prior}{piece}")));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    open.into_values()
+        .map(|(start, fields)| {
+            if start.is_object() {
+                fields
+            } else {
+                Vec::new()
+            }
+        })
+        .collect()
 }

@@ -13,7 +13,7 @@ use arbitrary::{Result, Unstructured};
 use turnkeeper_model::Format;
 use turnkeeper_prevent::{Mode, Options};
 
-use crate::json::{Esc, J, JStr, Style};
+use crate::json::{Esc, J, JStr, Key, Style};
 use crate::samples::samples;
 
 /// How big and how varied generated conversations are.
@@ -260,11 +260,8 @@ impl<'g, 'a> G<'g, 'a> {
     }
 
     /// An object; members keep their order unless this conversation shuffles keys.
-    pub(crate) fn obj(&mut self, members: Vec<(&str, J)>) -> Result<J> {
-        let mut m: Vec<(String, J)> = members
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect();
+    pub(crate) fn obj<K: Into<Key>>(&mut self, members: Vec<(K, J)>) -> Result<J> {
+        let mut m: Vec<(Key, J)> = members.into_iter().map(|(k, v)| (k.into(), v)).collect();
         if self.shuffle {
             for i in (1..m.len()).rev() {
                 let j = self.range(0, i)?;
@@ -565,12 +562,22 @@ const OUTPUTS: &[&str] = &[
 ];
 
 fn tool_input(g: &mut G<'_, '_>, name: &str) -> Result<J> {
-    let raw = TOOLS
+    // Each tool's input, parsed once per process.
+    static PARSED: std::sync::OnceLock<Vec<J>> = std::sync::OnceLock::new();
+    let parsed = PARSED.get_or_init(|| {
+        TOOLS
+            .iter()
+            .map(|(_, raw)| {
+                J::from_value(&serde_json::from_str(raw).unwrap_or(serde_json::Value::Null))
+            })
+            .collect()
+    });
+    let j = TOOLS
         .iter()
-        .find(|(n, _)| *n == name)
-        .map_or("{}", |(_, i)| i);
-    let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
-    let j = J::from_value(&v);
+        .position(|(n, _)| *n == name)
+        .and_then(|i| parsed.get(i))
+        .cloned()
+        .unwrap_or_else(|| J::Obj(Vec::new()));
     // Re-order keys and escapes like the rest of the conversation.
     Ok(match j {
         J::Obj(m) => {
@@ -582,11 +589,7 @@ fn tool_input(g: &mut G<'_, '_>, name: &str) -> Result<J> {
                 };
                 members.push((k, v));
             }
-            let refs: Vec<(&str, J)> = members
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.clone()))
-                .collect();
-            g.obj(refs)?
+            g.obj(members)?
         }
         j => j,
     })
@@ -1194,7 +1197,7 @@ fn opencode(g: &mut G<'_, '_>) -> Result<(J, String)> {
             let part = |g: &mut G<'_, '_>,
                         ids: &mut Ids,
                         kind: &str,
-                        extra: Vec<(&str, J)>|
+                        extra: Vec<(&'static str, J)>|
              -> Result<J> {
                 let pid = ids.next(g, "prt")?;
                 let mut m = vec![

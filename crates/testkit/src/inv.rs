@@ -465,22 +465,34 @@ fn convergence_on(
 /// # Errors
 /// The first format whose output differs.
 pub fn inv_roundtrip(input: &str) -> Outcome {
-    let hints = [
-        FormatHint::Auto,
-        FormatHint::Exactly(Format::Anthropic),
-        FormatHint::Exactly(Format::Gemini),
-        FormatHint::Exactly(Format::Opencode),
-    ];
-    for hint in hints {
+    for hint in HINTS {
         if let Ok(t) = read(input, hint) {
-            let out = Draft::new(&t).output();
-            if out != input {
-                return Err(format!(
-                    "{hint:?}: Draft::new(&t).output() differs from the input: {}",
-                    clip(&out)
-                ));
-            }
+            roundtrip_on(&t, hint)?;
         }
+    }
+    Ok(())
+}
+
+/// Every way a text is read: the sniffed format, then each format forced. `read` with
+/// [`FormatHint::Auto`] is by definition `read` with the sniffed format forced.
+pub const HINTS: [FormatHint; 4] = [
+    FormatHint::Auto,
+    FormatHint::Exactly(Format::Anthropic),
+    FormatHint::Exactly(Format::Gemini),
+    FormatHint::Exactly(Format::Opencode),
+];
+
+/// [`inv_roundtrip`] on one reading `t` of its source (`hint` names the reading in the error).
+///
+/// # Errors
+/// When the untouched draft's output differs from `t.src`.
+pub fn roundtrip_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
+    let out = Draft::new(t).output();
+    if out != t.src {
+        return Err(format!(
+            "{hint:?}: Draft::new(&t).output() differs from the input: {}",
+            clip(&out)
+        ));
     }
     Ok(())
 }
@@ -849,47 +861,86 @@ pub fn inv_classifier_stable(item: &ErrorItem, wraps: &[Wrap]) -> Outcome {
 pub fn inv_no_panic(bytes: &[u8]) -> Outcome {
     let text = String::from_utf8_lossy(bytes);
     let _ = sniff(&text);
-    for hint in [
-        FormatHint::Auto,
-        FormatHint::Exactly(Format::Anthropic),
-        FormatHint::Exactly(Format::Gemini),
-        FormatHint::Exactly(Format::Opencode),
-    ] {
+    for hint in HINTS {
         let Ok(t) = read_bytes(bytes, hint) else {
             continue;
         };
-        let opts = Options::default();
-        let findings = check(&t, &opts);
-        let bound = 8 * (t.blocks.len() + t.messages.len()) + 64;
-        if findings.len() > bound {
-            return Err(format!(
-                "{hint:?}: {} findings for {} blocks",
-                findings.len(),
-                t.blocks.len()
-            ));
+        no_panic_on(&t, hint)?;
+    }
+    for probe in CLASSIFY_PROBES {
+        no_panic_classify(&text, probe);
+    }
+    no_panic_opencode(&text);
+    Ok(())
+}
+
+/// [`inv_no_panic`] on one reading `t` of the input (`hint` names it in the error): `check`
+/// and `repair` under the default options, their outputs within bounds.
+///
+/// # Errors
+/// When an output exceeds its bound or the repair fails.
+pub fn no_panic_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
+    let opts = Options::default();
+    let findings = check(t, &opts);
+    let bound = 8 * (t.blocks.len() + t.messages.len()) + 64;
+    if findings.len() > bound {
+        return Err(format!(
+            "{hint:?}: {} findings for {} blocks",
+            findings.len(),
+            t.blocks.len()
+        ));
+    }
+    match repair(t, &opts) {
+        Ok(r) => {
+            if r.body.len() > 8 * t.src.len() + 4096 {
+                return Err(format!(
+                    "{hint:?}: repair grew {} bytes into {}",
+                    t.src.len(),
+                    r.body.len()
+                ));
+            }
+            Ok(())
         }
-        match repair(&t, &opts) {
-            Ok(r) => {
-                if r.body.len() > 8 * bytes.len() + 4096 {
-                    return Err(format!(
-                        "{hint:?}: repair grew {} bytes into {}",
-                        bytes.len(),
-                        r.body.len()
-                    ));
-                }
-            }
-            Err(PreventError::Guard(g)) => {
-                return Err(format!("{hint:?}: repair failed closed: {g}"));
-            }
-            Err(e) => return Err(format!("{hint:?}: repair of a readable input failed: {e}")),
+        Err(PreventError::Guard(g)) => Err(format!("{hint:?}: repair failed closed: {g}")),
+        Err(e) => Err(format!("{hint:?}: repair of a readable input failed: {e}")),
+    }
+}
+
+/// How [`inv_no_panic`] asks the classifier about a text: with a status (or none), or with a
+/// provider hint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassifyProbe {
+    /// `classify(status, text)` and a first `plan`.
+    Status(Option<u16>),
+    /// `classify_with_hint(None, text, Provider::Gemini)`.
+    Gemini,
+}
+
+/// Every way [`inv_no_panic`] classifies a text.
+pub const CLASSIFY_PROBES: [ClassifyProbe; 4] = [
+    ClassifyProbe::Status(None),
+    ClassifyProbe::Status(Some(400)),
+    ClassifyProbe::Status(Some(529)),
+    ClassifyProbe::Gemini,
+];
+
+/// One probe of [`inv_no_panic`]'s classifier step (it can only fail by panicking).
+pub fn no_panic_classify(text: &str, probe: ClassifyProbe) {
+    match probe {
+        ClassifyProbe::Status(status) => {
+            let d = classify(status, text);
+            let _ = plan(&d, &Attempts::new());
+        }
+        ClassifyProbe::Gemini => {
+            let _ = classify_with_hint(None, text, turnkeeper_recover::Provider::Gemini);
         }
     }
-    for status in [None, Some(400), Some(529)] {
-        let d = classify(status, &text);
-        let _ = plan(&d, &Attempts::new());
-    }
-    let _ = classify_with_hint(None, &text, turnkeeper_recover::Provider::Gemini);
-    if let Ok(session) = load_export(&text, "fuzz") {
+}
+
+/// [`inv_no_panic`]'s OpenCode step: `load_export`, and when it loads, the conversions, a check
+/// of the converted request and the export written back (it can only fail by panicking).
+pub fn no_panic_opencode(text: &str) {
+    if let Ok(session) = load_export(text, "fuzz") {
         let _ = to_model_messages(&session);
         let req = to_anthropic_request(&session, None, &AnthropicOptions::default());
         if let Ok(t) = read(&req.body, FormatHint::Exactly(Format::Anthropic)) {
@@ -897,7 +948,6 @@ pub fn inv_no_panic(bytes: &[u8]) -> Outcome {
         }
         let _ = session.to_export_array();
     }
-    Ok(())
 }
 
 /// Invariants 1 to 8 on one input, stopping at the first violation, which is prefixed with the
@@ -906,6 +956,34 @@ pub fn inv_no_panic(bytes: &[u8]) -> Outcome {
 /// # Errors
 /// `"<name>: <explanation>"`.
 pub fn all_repair_invariants(input: &str, opts: &Options<'_>) -> Outcome {
+    repair_invariants_where(input, opts, &|_| true)
+}
+
+/// The names [`all_repair_invariants`] gives invariants 1 to 8 (and prefixes their violations
+/// with), in the order it runs them.
+pub const REPAIR_INVARIANTS: [&str; 8] = [
+    "roundtrip",
+    "untouched_thinking",
+    "thinking_first",
+    "tool_pairing",
+    "conservation",
+    "convergence",
+    "idempotent",
+    "noop_on_valid",
+];
+
+/// [`all_repair_invariants`] restricted to the invariants `pick` accepts (by their names in
+/// [`REPAIR_INVARIANTS`]): each one it runs is checked exactly as there. The repair they share
+/// is always made, and a repair that fails closed is always reported (as `untouched_thinking`,
+/// like there).
+///
+/// # Errors
+/// `"<name>: <explanation>"`.
+pub fn repair_invariants_where(
+    input: &str,
+    opts: &Options<'_>,
+    pick: &dyn Fn(&str) -> bool,
+) -> Outcome {
     type OnRun = fn(
         &Transcript<'_>,
         &Repaired<'_>,
@@ -920,7 +998,9 @@ pub fn all_repair_invariants(input: &str, opts: &Options<'_>) -> Outcome {
         ("convergence", convergence_on),
         ("idempotent", idempotent_on),
     ];
-    inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    if pick("roundtrip") {
+        inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    }
     // One repair, and one reading of its output, serve every invariant (as if each had made its
     // own: a failed repair is the first invariant's finding).
     let (t, r) = match run(input, opts) {
@@ -930,9 +1010,11 @@ pub fn all_repair_invariants(input: &str, opts: &Options<'_>) -> Outcome {
     };
     let out = read_out(&r.body, t.format);
     for (name, f) in checks {
-        f(&t, &r, &out, opts).map_err(|e| format!("{name}: {e}"))?;
+        if pick(name) {
+            f(&t, &r, &out, opts).map_err(|e| format!("{name}: {e}"))?;
+        }
     }
-    if check(&t, opts).is_empty() {
+    if pick("noop_on_valid") && check(&t, opts).is_empty() {
         noop_verdict(input, &r).map_err(|e| format!("noop_on_valid: {e}"))?;
     }
     Ok(())

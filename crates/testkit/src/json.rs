@@ -5,7 +5,11 @@
 //! `", "` separators, pretty files with CRLF, `\u00e9` versus raw `é`, `\/`). turnkeeper promises
 //! byte identity, so the generator must produce all of them.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// An object member's name: usually a literal, so it costs no allocation.
+pub type Key = Cow<'static, str>;
 
 /// How a string's characters are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +46,7 @@ pub enum J {
     /// An array.
     Arr(Vec<J>),
     /// An object, members in output order (duplicates allowed, as JSON text allows them).
-    Obj(Vec<(String, J)>),
+    Obj(Vec<(Key, J)>),
 }
 
 impl J {
@@ -60,7 +64,7 @@ impl J {
     }
 
     /// An object from `(key, value)` pairs, in the given order.
-    pub fn obj<K: Into<String>>(members: impl IntoIterator<Item = (K, J)>) -> J {
+    pub fn obj<K: Into<Key>>(members: impl IntoIterator<Item = (K, J)>) -> J {
         J::Obj(members.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 
@@ -85,7 +89,7 @@ impl J {
         if let J::Obj(m) = self {
             match m.iter_mut().find(|(k, _)| k == key) {
                 Some((_, v)) => *v = value,
-                None => m.push((key.to_owned(), value)),
+                None => m.push((Cow::Owned(key.to_owned()), value)),
             }
         }
     }
@@ -133,7 +137,7 @@ impl J {
             serde_json::Value::Array(a) => J::Arr(a.iter().map(J::from_value).collect()),
             serde_json::Value::Object(o) => J::Obj(
                 o.iter()
-                    .map(|(k, v)| (k.clone(), J::from_value(v)))
+                    .map(|(k, v)| (Cow::Owned(k.clone()), J::from_value(v)))
                     .collect(),
             ),
         }
@@ -227,10 +231,79 @@ impl Style {
     }
 }
 
+/// Which bytes an escaping writes as they are (a byte of a multi-byte character counts as its
+/// character does).
+const fn plain_bytes(slash: bool, ascii: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 256 {
+        t[b] = !(b == b'"' as usize
+            || b == b'\\' as usize
+            || (slash && b == b'/' as usize)
+            || (ascii && b >= 0x80));
+        b += 1;
+    }
+    t
+}
+
+const PLAIN_MINIMAL: [bool; 256] = plain_bytes(false, false);
+const PLAIN_ASCII: [bool; 256] = plain_bytes(false, true);
+const PLAIN_SLASHES: [bool; 256] = plain_bytes(true, false);
+
+/// The length of the run of bytes at the start of `b` that `esc` writes as they are: eight
+/// bytes at a time while none of them needs care (a word test per eight bytes instead of a
+/// test per byte), then byte by byte.
+fn plain_run(b: &[u8], esc: Esc, plain: &[bool; 256]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A high bit set in each byte of `x` that is zero.
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let mut i = 0;
+    while let Some(w) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        let x = u64::from_le_bytes(word);
+        // Bytes below 0x20, quotes, backslashes, and per escaping slashes or any non-ASCII
+        // byte. Each test is non-zero whenever such a byte is in the word (it may also fire for
+        // a word without one: the byte-wise loop below then decides exactly).
+        let mut care = x.wrapping_sub(0x20 * ONES) & !x & HIGH
+            | zero(x ^ (b'"' as u64 * ONES))
+            | zero(x ^ (b'\\' as u64 * ONES));
+        match esc {
+            Esc::Minimal => {}
+            Esc::Ascii => care |= x & HIGH,
+            Esc::Slashes => care |= zero(x ^ (b'/' as u64 * ONES)),
+        }
+        if care != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i + b[i..]
+        .iter()
+        .position(|&c| !plain[usize::from(c)])
+        .unwrap_or(b.len() - i)
+}
+
 /// Writes `s` as a JSON string literal with the given escaping.
 pub fn write_str(out: &mut String, s: &str, esc: Esc) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    // Runs of characters written as they are are copied at once; only the others go one by one.
+    let plain = match esc {
+        Esc::Minimal => &PLAIN_MINIMAL,
+        Esc::Ascii => &PLAIN_ASCII,
+        Esc::Slashes => &PLAIN_SLASHES,
+    };
+    let mut rest = s;
+    while !rest.is_empty() {
+        let run = plain_run(rest.as_bytes(), esc, plain);
+        out.push_str(&rest[..run]);
+        rest = &rest[run..];
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
+        rest = &rest[c.len_utf8()..];
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -271,6 +344,33 @@ mod tests {
         let mut out = String::new();
         write_str(&mut out, "é😀", Esc::Ascii);
         assert_eq!(out, r#""\u00e9\ud83d\ude00""#);
+        let mut out = String::new();
+        write_str(&mut out, "a/\u{1}\"é\tz", Esc::Slashes);
+        assert_eq!(out, r#""a\/\u0001\"é\tz""#);
+        let mut out = String::new();
+        write_str(&mut out, "x/é\\", Esc::Minimal);
+        assert_eq!(out, r#""x/é\\""#);
+        // Runs of eight and more, with the byte that needs care at every place of a word.
+        let plain = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for esc in [Esc::Minimal, Esc::Ascii, Esc::Slashes] {
+            for at in 0..plain.len() {
+                for special in ["\"", "\\", "\n", "\u{1}", "/", "é", "\u{7f}", "\u{a0}"] {
+                    let text = format!("{}{special}{}", &plain[..at], &plain[at..]);
+                    let mut out = String::new();
+                    write_str(&mut out, &text, esc);
+                    let back: String = serde_json::from_str(&out).expect("valid JSON string");
+                    assert_eq!(back, text, "{esc:?}: {out}");
+                    let escaped =
+                        out.contains("\\/") || out.contains("\\u00e9") || out.contains("\\u00a0");
+                    let wanted = match esc {
+                        Esc::Minimal => false,
+                        Esc::Ascii => special == "é" || special == "\u{a0}",
+                        Esc::Slashes => special == "/",
+                    };
+                    assert_eq!(escaped, wanted, "{esc:?}: {out}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -94,9 +94,9 @@ proptest! {
 
     #[test]
     fn prop_fuzz_bodies_on_random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
-        turnkeeper_testkit::fuzz::repair_invariants(&bytes);
-        turnkeeper_testkit::fuzz::opencode_storage(&bytes);
-        turnkeeper_testkit::fuzz::classify(&bytes);
+        for (_, body) in turnkeeper_testkit::fuzz::TARGETS {
+            body(&bytes, turnkeeper_testkit::fuzz::Depth::Full);
+        }
     }
 }
 

@@ -1,0 +1,8 @@
+//! Fuzz target `sse_assembly`: the body is `turnkeeper_testkit::fuzz::sse_assembly` at `Depth::Sampled`
+//! (expensive cross-checks on a deterministic sample of inputs). `cargo test` replays every
+//! file of `corpus/` through the same body at `Depth::Full` (test `corpus_fuzz_bodies`).
+#![no_main]
+
+use turnkeeper_testkit::fuzz::{Depth, sse_assembly};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| sse_assembly(data, Depth::Sampled));
