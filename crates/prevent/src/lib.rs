@@ -2,7 +2,7 @@
 //!
 //! [`check`] runs every rule in [`rules::RULES`] over a [`Transcript`] and returns
 //! [`Finding`]s; [`repair`] runs the same rules with repairs on, and returns the new body and a
-//! [`Report`] of every change. Rules are small named functions (ids from api-rules.md: AN-xx for
+//! [`Report`] of every change; [`repair_into`] writes the body into a buffer the caller reuses. Rules are small named functions (ids from api-rules.md: AN-xx for
 //! Anthropic, GM-xx for Gemini). The target (model [`profile`], thinking mode, betas) and the
 //! [`Policy`] decide what applies.
 //!
