@@ -65,8 +65,23 @@ impl Normalized {
             // A run of backslashes is one escape, whatever the nesting depth that produced it. A
             // terminal may hard-wrap between the backslash and the escaped letter (`\` at the
             // end of a line, `n` on the next): the wrap is skipped and the escape kept whole.
-            while let Some(d) = next_char(i).filter(|d| *d == '\\' || d.is_whitespace()) {
-                i += d.len_utf8();
+            // When the text was escaped again after the wrap, the wrap's line break is itself an
+            // escape: an odd run of three or more backslashes before `n` or `r` is a backslash
+            // followed by a line break one level down, and is skipped the same way.
+            let mut slashes = 1;
+            loop {
+                match next_char(i) {
+                    Some('\\') => {
+                        slashes += 1;
+                        i += 1;
+                    }
+                    Some(d) if d.is_whitespace() => i += d.len_utf8(),
+                    Some('n' | 'r') if escaped_wrap(slashes) => {
+                        slashes = 0;
+                        i += 1;
+                    }
+                    _ => break,
+                }
             }
             match bytes.get(i) {
                 Some(b'n' | b't' | b'r') => {
@@ -108,6 +123,13 @@ impl Normalized {
             spaced: n.spaced.trim().to_owned(),
         }
     }
+}
+
+/// Whether a run of `slashes` backslashes before `n` or `r` is a line break that a terminal's
+/// hard wrap put between a backslash and its letter, escaped by a later level of JSON: at one
+/// level down, `\\\n` reads as a backslash and a line break.
+fn escaped_wrap(slashes: usize) -> bool {
+    slashes >= 3 && slashes % 2 == 1
 }
 
 struct Builder {
@@ -173,10 +195,16 @@ mod tests {
             // A run of backslashes is one escape, whatever the nesting depth that produced it. A
             // terminal may hard-wrap between the backslash and the escaped letter (`\` at the
             // end of a line, `n` on the next): the wrap is skipped and the escape kept whole.
-            while chars
-                .peek()
-                .is_some_and(|c| *c == '\\' || c.is_whitespace())
-            {
+            let mut slashes = 1;
+            while let Some(&d) = chars.peek() {
+                if d == '\\' {
+                    slashes += 1;
+                } else if d.is_whitespace() {
+                } else if matches!(d, 'n' | 'r') && super::escaped_wrap(slashes) {
+                    slashes = 0;
+                } else {
+                    break;
+                }
                 chars.next();
             }
             match chars.peek().copied() {
@@ -287,6 +315,22 @@ mod tests {
         check(r"\\\u0041", "a", "A");
         check(r"\ud83d", "", "");
         check(r"\u12", "u12", "u12");
+    }
+
+    #[test]
+    fn a_hard_wrap_inside_an_escape_escaped_again_stays_one_escape() {
+        // Found by the `classify` fuzz target (corpus/regressions/classify-9caa1b0757c57950): a
+        // JSON-string text hard-wrapped between `\` and `n` (`must\` + line break + `n  be`),
+        // then escaped as a JSON string again, reads `must\\\n   n  be`; the `n` left over
+        // used to join the next word (`mustnbepassed`) and the phrase was missed.
+        let n = Normalized::new("thinking mode must\\\\\\n   n  be passed back");
+        assert_eq!(n.lower, "thinkingmodemustbepassedback");
+        // The same wrap before an escaped quote, and five backslashes (one level deeper).
+        let n = Normalized::new("say \\\\\\n  \\\"hi\\\" and \\\\\\\\\\n  nmore");
+        assert_eq!(n.lower, "sayhiandmore");
+        // An even run before `n` is an escaped line break, kept as one.
+        let n = Normalized::new("line\\\\nnext");
+        assert_eq!(n.spaced, "line next");
     }
 
     #[test]

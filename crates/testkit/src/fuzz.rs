@@ -176,10 +176,23 @@ pub fn fuzz_knobs(base: Knobs) -> Knobs {
     }
 }
 
+/// The knobs a body generates with at `depth`: `base` at [`Depth::Full`] (the sizes the inputs
+/// saved in `corpus/` were found with, so they replay as they did), [`fuzz_knobs`] at
+/// [`Depth::Sampled`]. The corpus test runs both, so an input libFuzzer saves replays too.
+pub fn knobs_at(depth: Depth, base: Knobs) -> Knobs {
+    match depth {
+        Depth::Full => base,
+        Depth::Sampled => fuzz_knobs(base),
+    }
+}
+
 /// The conversation the bytes describe: the bytes themselves when they are a readable transcript
-/// (corpus files, and the fuzzer's mutations of them), else a generated conversation (at the
-/// fuzz targets' size, [`fuzz_knobs`]), damaged when the next byte says so.
-pub fn input_of(data: &[u8]) -> Option<(String, Options<'static>, Option<Conversation>)> {
+/// (corpus files, and the fuzzer's mutations of them), else a conversation generated under
+/// `knobs`, damaged when the next byte says so.
+pub fn input_of(
+    data: &[u8],
+    knobs: &Knobs,
+) -> Option<(String, Options<'static>, Option<Conversation>)> {
     if let Ok(text) = std::str::from_utf8(data)
         && text.trim_start().starts_with(['{', '['])
         && read(text, FormatHint::Auto).is_ok()
@@ -187,7 +200,7 @@ pub fn input_of(data: &[u8]) -> Option<(String, Options<'static>, Option<Convers
         return Some((text.to_owned(), Options::default(), None));
     }
     let mut u = Unstructured::new(data);
-    let mut c = conversation_with(&mut u, &fuzz_knobs(Knobs::default())).ok()?;
+    let mut c = conversation_with(&mut u, knobs).ok()?;
     if u.ratio(3u8, 4u8).unwrap_or(true) {
         let _ = damage(&mut u, &mut c);
     }
@@ -233,9 +246,9 @@ fn sampled_repair_invariants(
 ///
 /// At [`Depth::Sampled`], untouched thinking, thinking first and tool pairing (and the guard's
 /// own check inside every repair) hold on every input; [`SAMPLED_INVARIANTS`] on one input in
-/// [`SAMPLED_ONE_IN`].
+/// [`SAMPLED_ONE_IN`]; conversations are generated at [`fuzz_knobs`] sizes.
 pub fn repair_invariants(data: &[u8], depth: Depth) {
-    let Some((text, opts, c)) = input_of(data) else {
+    let Some((text, opts, c)) = input_of(data, &knobs_at(depth, Knobs::default())) else {
         return;
     };
     if let Err(e) = sampled_repair_invariants(&text, &opts, Sample::of(data, depth), 2) {
@@ -334,7 +347,7 @@ pub fn classify(data: &[u8], depth: Depth) {
 }
 
 fn check_wrapped(body: &str, status: Option<u16>, wraps: &[Wrap], id: &str) {
-    let want = classify_text(status, body).kind;
+    let want = unwrapped_kind(body, status);
     let mut text = body.to_owned();
     for w in wraps {
         text = w.apply(&text);
@@ -348,6 +361,26 @@ fn check_wrapped(body: &str, status: Option<u16>, wraps: &[Wrap], id: &str) {
     }
 }
 
+/// The kind a corpus error's text `body` classifies as under `status`, unwrapped: worked out once
+/// per process and remembered (the classifier is a pure function, and every input of the
+/// `classify` target checks a corpus error against it).
+fn unwrapped_kind(body: &str, status: Option<u16>) -> turnkeeper_recover::ErrorKind {
+    type Kinds = std::collections::HashMap<(Option<u16>, String), turnkeeper_recover::ErrorKind>;
+    static KINDS: OnceLock<Mutex<Kinds>> = OnceLock::new();
+    let kinds = KINDS.get_or_init(|| Mutex::new(Kinds::new()));
+    let key = (status, body.to_owned());
+    if let Ok(known) = kinds.lock()
+        && let Some(kind) = known.get(&key)
+    {
+        return *kind;
+    }
+    let kind = classify_text(status, body).kind;
+    if let Ok(mut known) = kinds.lock() {
+        known.insert(key, kind);
+    }
+    kind
+}
+
 /// Target `opencode_storage`: an OpenCode export (the bytes when they load as one, else a
 /// generated and possibly damaged one) through `load_export`, the model-message and Anthropic
 /// conversions, the lossless reader, and invariants 1 to 8 on the converted request. When the
@@ -358,7 +391,7 @@ fn check_wrapped(body: &str, status: Option<u16>, wraps: &[Wrap], id: &str) {
 /// converted request are sampled as in [`repair_invariants`] (one input in [`SAMPLED_ONE_IN`]
 /// gets [`SAMPLED_INVARIANTS`]), and of the inputs whose bytes ask for the file tree one in
 /// [`TREE_ONE_IN`] gets it: writing files costs far more than everything else together. The
-/// tree is written on `/dev/shm` when it exists.
+/// tree is written on `/dev/shm` when it exists. Exports are generated at [`fuzz_knobs`] sizes.
 pub fn opencode_storage(data: &[u8], depth: Depth) {
     let sample = Sample::of(data, depth);
     let text = String::from_utf8_lossy(data);
@@ -367,7 +400,7 @@ pub fn opencode_storage(data: &[u8], depth: Depth) {
         return;
     }
     let mut u = Unstructured::new(data);
-    let Ok(mut c) = conversation_with(&mut u, &fuzz_knobs(Knobs::opencode_only())) else {
+    let Ok(mut c) = conversation_with(&mut u, &knobs_at(depth, Knobs::opencode_only())) else {
         return;
     };
     if u.ratio(2u8, 3u8).unwrap_or(true) {

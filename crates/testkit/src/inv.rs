@@ -16,6 +16,7 @@
 //! | 10 | [`inv_no_panic`] | every entry point survives arbitrary bytes, output bounded |
 //! | 11 | [`inv_repair_into`] | `repair_into` with a reused buffer gives `repair`'s body and report |
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use turnkeeper_guard::{Provenance, fingerprint, is_guarded, provenance};
@@ -72,6 +73,9 @@ pub fn second_options<'s>(opts: &Options<'s>, r: &Repaired<'_>) -> Options<'s> {
     again
 }
 
+/// The reading of a repaired body an invariant judges, or why it does not read.
+type Output<'o, 'a> = Result<&'o Transcript<'a>, &'o String>;
+
 fn read_out<'a>(body: &'a str, format: Format) -> Result<Transcript<'a>, String> {
     read(body, FormatHint::Exactly(format))
         .map_err(|e| format!("the repaired body does not read: {e}"))
@@ -121,20 +125,20 @@ pub fn inv_thinking_first(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    thinking_first_on(&t, &r, &read_out(&r.body, t.format), opts)
+    thinking_first_on(&t, &r, read_out(&r.body, t.format).as_ref(), opts)
 }
 
 /// [`inv_thinking_first`] on a repair already made, and the reading of its output.
 fn thinking_first_on(
     t: &Transcript<'_>,
     r: &Repaired<'_>,
-    out: &Result<Transcript<'_>, String>,
+    out: Output<'_, '_>,
     opts: &Options<'_>,
 ) -> Outcome {
     if t.format != Format::Anthropic || t.body != BodyKind::Request {
         return Ok(());
     }
-    let out = out.as_ref().map_err(Clone::clone)?;
+    let out = out.map_err(Clone::clone)?;
     let mode = mode_after(t, opts, r);
     match mode {
         Mode::Manual => {
@@ -235,17 +239,17 @@ pub fn inv_untouched_thinking(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    untouched_thinking_on(&t, &r, &read_out(&r.body, t.format), opts)
+    untouched_thinking_on(&t, &r, read_out(&r.body, t.format).as_ref(), opts)
 }
 
 /// [`inv_untouched_thinking`] on a repair already made, and the reading of its output.
 fn untouched_thinking_on(
     t: &Transcript<'_>,
     r: &Repaired<'_>,
-    out: &Result<Transcript<'_>, String>,
+    out: Output<'_, '_>,
     _opts: &Options<'_>,
 ) -> Outcome {
-    let out = out.as_ref().map_err(Clone::clone)?;
+    let out = out.map_err(Clone::clone)?;
     let mut left: HashMap<&str, usize> = HashMap::new();
     for b in t.blocks.iter().filter(|b| guarded(t.src, b)) {
         *left.entry(b.span.get(t.src)).or_insert(0) += 1;
@@ -341,18 +345,18 @@ pub fn inv_idempotent(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    idempotent_on(&t, &r, &read_out(&r.body, t.format), opts)
+    idempotent_on(&t, &r, read_out(&r.body, t.format).as_ref(), opts)
 }
 
 /// [`inv_idempotent`] on a repair already made, and the reading of its output.
 fn idempotent_on(
     _t: &Transcript<'_>,
     r1: &Repaired<'_>,
-    out: &Result<Transcript<'_>, String>,
+    out: Output<'_, '_>,
     opts: &Options<'_>,
 ) -> Outcome {
     let again = second_options(opts, r1);
-    let t2 = out.as_ref().map_err(Clone::clone)?;
+    let t2 = out.map_err(Clone::clone)?;
     let r2 = repair(t2, &again).map_err(|e| format!("second repair failed: {e}"))?;
     if r2.body != r1.body {
         return Err(format!(
@@ -431,17 +435,17 @@ pub fn inv_convergence(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    convergence_on(&t, &r, &read_out(&r.body, t.format), opts)
+    convergence_on(&t, &r, read_out(&r.body, t.format).as_ref(), opts)
 }
 
 /// [`inv_convergence`] on a repair already made, and the reading of its output.
 fn convergence_on(
     _t: &Transcript<'_>,
     r: &Repaired<'_>,
-    out: &Result<Transcript<'_>, String>,
+    out: Output<'_, '_>,
     opts: &Options<'_>,
 ) -> Outcome {
-    let out = out.as_ref().map_err(Clone::clone)?;
+    let out = out.map_err(Clone::clone)?;
     let again = second_options(opts, r);
     let left: Vec<String> = check(out, &again)
         .into_iter()
@@ -514,20 +518,20 @@ pub fn inv_tool_pairing(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    tool_pairing_on(&t, &r, &read_out(&r.body, t.format), opts)
+    tool_pairing_on(&t, &r, read_out(&r.body, t.format).as_ref(), opts)
 }
 
 /// [`inv_tool_pairing`] on a repair already made, and the reading of its output.
 fn tool_pairing_on(
     t: &Transcript<'_>,
     _r: &Repaired<'_>,
-    out: &Result<Transcript<'_>, String>,
+    out: Output<'_, '_>,
     _opts: &Options<'_>,
 ) -> Outcome {
     if t.format != Format::Anthropic || t.body != BodyKind::Request {
         return Ok(());
     }
-    let out = out.as_ref().map_err(Clone::clone)?;
+    let out = out.map_err(Clone::clone)?;
     let n = out.messages.len();
     // The only message is never emptied (the API refuses an empty list as well): when its
     // pairing could not be mended, the repair says so in what it leaves.
@@ -698,20 +702,20 @@ pub fn inv_conservation(input: &str, opts: &Options<'_>) -> Outcome {
     let Some((t, r)) = run(input, opts)? else {
         return Ok(());
     };
-    conservation_on(&t, &r, &read_out(&r.body, t.format), opts)
+    conservation_on(&t, &r, read_out(&r.body, t.format).as_ref(), opts)
 }
 
 /// [`inv_conservation`] on a repair already made, and the reading of its output.
 fn conservation_on(
     t: &Transcript<'_>,
     r: &Repaired<'_>,
-    out: &Result<Transcript<'_>, String>,
+    out: Output<'_, '_>,
     _opts: &Options<'_>,
 ) -> Outcome {
     if t.body != BodyKind::Request {
         return Ok(());
     }
-    let out = out.as_ref().map_err(Clone::clone)?;
+    let out = out.map_err(Clone::clone)?;
     let mut have: HashMap<(String, String), usize> = HashMap::new();
     for (_, k, v) in payloads(out) {
         *have.entry((k, v)).or_insert(0) += 1;
@@ -984,12 +988,7 @@ pub fn repair_invariants_where(
     opts: &Options<'_>,
     pick: &dyn Fn(&str) -> bool,
 ) -> Outcome {
-    type OnRun = fn(
-        &Transcript<'_>,
-        &Repaired<'_>,
-        &Result<Transcript<'_>, String>,
-        &Options<'_>,
-    ) -> Outcome;
+    type OnRun = fn(&Transcript<'_>, &Repaired<'_>, Output<'_, '_>, &Options<'_>) -> Outcome;
     let checks: [(&str, OnRun); 6] = [
         ("untouched_thinking", untouched_thinking_on),
         ("thinking_first", thinking_first_on),
@@ -1008,10 +1007,19 @@ pub fn repair_invariants_where(
         Ok(None) => return Ok(()),
         Err(e) => return Err(format!("{}: {e}", checks[0].0)),
     };
-    let out = read_out(&r.body, t.format);
+    // An unchanged body is the input: its reading is the input's (`read` with the sniffed
+    // format forced is `read` with `Auto`), so it is not read again.
+    let read_again;
+    let out = match &r.body {
+        Cow::Borrowed(_) => Ok(&t),
+        Cow::Owned(body) => {
+            read_again = read_out(body, t.format);
+            read_again.as_ref()
+        }
+    };
     for (name, f) in checks {
         if pick(name) {
-            f(&t, &r, &out, opts).map_err(|e| format!("{name}: {e}"))?;
+            f(&t, &r, out, opts).map_err(|e| format!("{name}: {e}"))?;
         }
     }
     if pick("noop_on_valid") && check(&t, opts).is_empty() {

@@ -112,7 +112,9 @@ fn corpus_repair_into_matches_repair() {
     let (mut written, mut unchanged) = (0usize, 0usize);
     for path in &files {
         let bytes = std::fs::read(path).expect("corpus file is readable");
-        let Some((text, mut opts, _)) = fuzz::input_of(&bytes) else {
+        let Some((text, mut opts, _)) =
+            fuzz::input_of(&bytes, &turnkeeper_testkit::Knobs::default())
+        else {
             continue;
         };
         // A damaged case is repaired under the model its expect file names.
