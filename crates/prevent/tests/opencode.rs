@@ -332,3 +332,14 @@ fn an_export_is_checked_with_paths_into_the_export() {
     let t = read(&healthy, FormatHint::Auto).expect("reads");
     assert_eq!(check(&t, &Options::default()).len(), 0);
 }
+
+#[test]
+fn a_session_switched_elsewhere_is_checked_as_if_switched_to_claude() {
+    let s = export("broken.json");
+    let opts = Options {
+        model: Some("moonshot/kimi-k2".to_owned()),
+        ..Options::default()
+    };
+    let c = check_session(&s, &opts).expect("checks");
+    insta::assert_snapshot!(render_check(&c));
+}
