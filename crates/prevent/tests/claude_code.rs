@@ -370,3 +370,21 @@ fn line_ends_blank_lines_and_side_chains_are_kept() {
     assert_eq!(got, Vec::<String>::new());
     assert_eq!(text, file(&lines));
 }
+
+#[test]
+fn changes_after_a_torn_line_are_numbered_as_in_the_original_file() {
+    let mut lines = start();
+    lines.push(user(6, Some(5), &result("toolu_9")));
+    lines.push(asst(7, Some(6), "msg_C", &say("next")));
+    let input = format!("{}{{\"parentUuid\":", file(&lines));
+    let (got, _) = render_plan(&input);
+    let numbers: Vec<String> = got
+        .iter()
+        .map(|g| g.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(numbers, ["line 8", "line 6", "line 7"], "{got:#?}");
+    assert!(
+        got[1].contains(" AN-10 removed_line 000000000006"),
+        "{got:#?}"
+    );
+}
