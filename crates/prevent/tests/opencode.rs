@@ -343,3 +343,52 @@ fn a_session_switched_elsewhere_is_checked_as_if_switched_to_claude() {
     let c = check_session(&s, &opts).expect("checks");
     insta::assert_snapshot!(render_check(&c));
 }
+
+/// A two-message export: a prompt, then a finished assistant message of `parts` (JSON objects
+/// without their ids, which are filled in).
+fn two_messages(parts: &[&str]) -> Session {
+    let ses = "ses_0a1b2c3d4ffeTinySession01";
+    let user = r#"{"info":{"id":"msg_ed8700000001UserFirst0001","sessionID":"ses_0a1b2c3d4ffeTinySession01","role":"user","time":{"created":1781740000000},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}},"parts":[{"id":"prt_ed8700000011TextPartUser01","sessionID":"ses_0a1b2c3d4ffeTinySession01","messageID":"msg_ed8700000001UserFirst0001","type":"text","text":"go"}]}"#;
+    let msg = "msg_ed8700000002AsstFirst0002";
+    let parts: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .map(|(n, p)| {
+            format!(
+                r#"{{"id":"prt_ed870000002{n}Part0000000{n}","sessionID":"{ses}","messageID":"{msg}",{}"#,
+                &p[1..]
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"[{user},{{"info":{{"id":"{msg}","sessionID":"{ses}","role":"assistant","parentID":"msg_ed8700000001UserFirst0001","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","path":{{"cwd":"/","root":"/"}},"cost":0,"tokens":{{"input":1,"output":1,"reasoning":0,"cache":{{"read":0,"write":0}}}},"time":{{"created":1781740001000,"completed":1781740002000}}}},"parts":[{}]}}]"#,
+        parts.join(",")
+    );
+    load_export(&text, "tiny").expect("the tiny export loads")
+}
+
+/// The kinds of the repairs the doctor plans for `parts`.
+fn planned(parts: &[&str]) -> Vec<String> {
+    doctor::plan(&two_messages(parts), &PlanOptions::default())
+        .repairs
+        .iter()
+        .map(|r| format!("{:?}", r.kind))
+        .collect()
+}
+
+#[test]
+fn a_last_step_of_reasoning_alone_gets_a_placeholder_text() {
+    let step = r#"{"type":"step-start"}"#;
+    let unsigned = r#"{"type":"reasoning","text":"thinking aloud","time":{"start":1,"end":2}}"#;
+    let empty = r#"{"type":"reasoning","text":"","time":{"start":1,"end":2}}"#;
+    let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
+    let signed_empty = r#"{"type":"reasoning","text":"","metadata":{"anthropic":{"signature":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
+    let redacted = r#"{"type":"reasoning","text":"","metadata":{"anthropic":{"redactedData":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
+    assert_eq!(planned(&[step, unsigned]), ["ContentlessTurn"]);
+    assert_eq!(planned(&[step, signed_empty]), ["ContentlessTurn"]);
+    assert_eq!(planned(&[step, redacted]), ["ContentlessTurn"]);
+    assert_eq!(planned(&[step, unsigned, text]), Vec::<String>::new());
+    assert_eq!(planned(&[step, empty]), Vec::<String>::new());
+    // Text in an earlier step helps only when no tool call ended that step.
+    assert_eq!(planned(&[step, text, step, unsigned]), Vec::<String>::new());
+}
