@@ -124,9 +124,12 @@ impl Tally {
             ("timeout.txt", 2),
             ("unviable.txt", 3),
         ];
+        let universe = Carried::universe(mutants_out);
         for (file, class) in files {
             for name in lines(&mutants_out.join(file)) {
-                outcome.insert(name, class);
+                if universe.as_ref().is_none_or(|u| u.contains(&name)) {
+                    outcome.insert(name, class);
+                }
             }
         }
         let count = |class: usize| outcome.values().filter(|c| **c == class).count() as u64;
@@ -193,6 +196,25 @@ impl Carried {
     /// Mutants to test again that the new run did not find (the source changed under them):
     /// counted as missed until a full run.
     pub const MISSED: &str = "xtask_missed_not_found.txt";
+    /// The mutants an `--iterate` run was asked to test again.
+    pub const RETESTED: &str = "xtask_retested.txt";
+
+    /// After an `--iterate` run, the mutants its result is about: the carried ones and the ones
+    /// tested again (cargo-mutants also tests a few mutants outside its `--re` filters, struct
+    /// field deletions among them; they belong to other shards and are left out). `None` for a
+    /// run without `--iterate`.
+    pub fn universe(mutants_out: &Path) -> Option<std::collections::BTreeSet<String>> {
+        let files = [Carried::CAUGHT, Carried::UNVIABLE, Carried::RETESTED];
+        if !files.iter().any(|f| mutants_out.join(f).is_file()) {
+            return None;
+        }
+        Some(
+            files
+                .iter()
+                .flat_map(|f| lines(&mutants_out.join(f)))
+                .collect(),
+        )
+    }
 
     /// Reads the last run's `mutants.out`.
     pub fn from_last_run(mutants_out: &Path) -> Carried {
@@ -202,10 +224,26 @@ impl Carried {
                 .flat_map(|f| lines(&mutants_out.join(f)))
                 .collect()
         };
+        let universe = Carried::universe(mutants_out);
+        let keep = |v: Vec<String>| -> Vec<String> {
+            let mut v: Vec<String> = v
+                .into_iter()
+                .filter(|n| universe.as_ref().is_none_or(|u| u.contains(n)))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let caught = keep(names(&["caught.txt", Carried::CAUGHT]));
+        let unviable = keep(names(&["unviable.txt", Carried::UNVIABLE]));
+        let retest = keep(names(&["missed.txt", "timeout.txt", Carried::MISSED]))
+            .into_iter()
+            .filter(|n| !caught.contains(n) && !unviable.contains(n))
+            .collect();
         Carried {
-            caught: names(&["caught.txt", Carried::CAUGHT]),
-            unviable: names(&["unviable.txt", Carried::UNVIABLE]),
-            retest: names(&["missed.txt", "timeout.txt", Carried::MISSED]),
+            caught,
+            unviable,
+            retest,
         }
     }
 
@@ -234,6 +272,7 @@ impl Carried {
             (Carried::CAUGHT, &self.caught),
             (Carried::UNVIABLE, &self.unviable),
             (Carried::MISSED, &lost),
+            (Carried::RETESTED, &self.retest),
         ] {
             let mut text = names.join("\n");
             if !text.is_empty() {
@@ -595,13 +634,19 @@ mod tests {
         std::fs::create_dir_all(&last)?;
         std::fs::create_dir_all(&next)?;
         std::fs::write(last.join("caught.txt"), "a.rs:1:1: x\n")?;
+        // `last` was itself an --iterate run: it carried `b` and tested `a` and `c` to `e` again
+        // (and `y`, of another shard, outside its filters).
         std::fs::write(last.join(Carried::CAUGHT), "b.rs:1:1: y\n")?;
+        std::fs::write(
+            last.join(Carried::RETESTED),
+            "a.rs:1:1: x\nc.rs:1:1: z\nd.rs:2:3: replace a.b() with (-1)\ne.rs:1:1: loop\n",
+        )?;
+        std::fs::write(last.join("timeout.txt"), "e.rs:1:1: loop\ny.rs:1:1: elsewhere\n")?;
         std::fs::write(last.join("unviable.txt"), "c.rs:1:1: z\n")?;
         std::fs::write(
             last.join("missed.txt"),
             "d.rs:2:3: replace a.b() with (-1)\n",
         )?;
-        std::fs::write(last.join("timeout.txt"), "e.rs:1:1: loop\n")?;
         let carried = Carried::from_last_run(&last);
         assert_eq!(
             carried.filters(),
