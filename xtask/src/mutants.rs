@@ -641,7 +641,10 @@ mod tests {
             last.join(Carried::RETESTED),
             "a.rs:1:1: x\nc.rs:1:1: z\nd.rs:2:3: replace a.b() with (-1)\ne.rs:1:1: loop\n",
         )?;
-        std::fs::write(last.join("timeout.txt"), "e.rs:1:1: loop\ny.rs:1:1: elsewhere\n")?;
+        std::fs::write(
+            last.join("timeout.txt"),
+            "e.rs:1:1: loop\ny.rs:1:1: elsewhere\n",
+        )?;
         std::fs::write(last.join("unviable.txt"), "c.rs:1:1: z\n")?;
         std::fs::write(
             last.join("missed.txt"),
