@@ -388,3 +388,34 @@ fn changes_after_a_torn_line_are_numbered_as_in_the_original_file() {
         "{got:#?}"
     );
 }
+
+/// Lines whose parents form a cycle (a corrupt file) do not hang the repair, and the line that
+/// hung off them is re-linked to the kept message line before it, not to one of the removed
+/// lines (which left it with a missing parent, cutting the conversation before it off a resume).
+#[test]
+fn a_cycle_of_removed_lines_ends() {
+    let mut lines = start();
+    lines.push(asst(6, Some(7), "msg_C", &think("a")));
+    lines.push(asst(7, Some(6), "msg_C", &think("b")));
+    lines.push(user(8, Some(7), r#""next""#));
+    let whole = asst(9, Some(8), "msg_C", &say("half"));
+    let torn = &whole[..whole.find(r#""type":"message""#).expect("a message line")];
+    let input = format!("{}{torn}", file(&lines));
+    let cut = "response msg_C was cut short by the crash that tore the last line; what is left of it is only thinking, which the API rejects at the end of a response";
+    let (got, text) = render_plan(&input);
+    assert_eq!(
+        got,
+        [
+            format!("line 6 store removed_line 000000000006: {cut}"),
+            format!("line 7 store removed_line 000000000007: {cut}"),
+            "line 8 store reparented_line 000000000008: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000005".to_owned(),
+            format!(
+                "line 9 store cut_torn_line -: the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                torn.len()
+            ),
+        ]
+    );
+    let mut want = start();
+    want.push(user(8, Some(5), r#""next""#));
+    assert_eq!(text, file(&want));
+}
