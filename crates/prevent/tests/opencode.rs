@@ -392,3 +392,45 @@ fn a_last_step_of_reasoning_alone_gets_a_placeholder_text() {
     // Text in an earlier step helps only when no tool call ended that step.
     assert_eq!(planned(&[step, text, step, unsigned]), Vec::<String>::new());
 }
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).expect("JSON")
+}
+
+#[test]
+fn an_interrupted_call_starts_when_it_started_or_else_with_its_message() {
+    let running = |start: i64| {
+        format!(
+            r#"{{"type":"tool","callID":"toolu_1","tool":"bash","state":{{"status":"running","input":{{"command":"ls"}},"time":{{"start":{start}}}}}}}"#
+        )
+    };
+    let new_state = |start: i64| -> serde_json::Value {
+        let plan = doctor::plan(&two_messages(&[&running(start)]), &PlanOptions::default());
+        match plan.repairs.first().map(|r| &r.change) {
+            Some(PartChange::Replace { new_raw, .. }) => {
+                let v: serde_json::Value = serde_json::from_str(new_raw).expect("JSON");
+                v["state"].clone()
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        new_state(1781740001500),
+        json(
+            r#"{"error":"[Tool execution was interrupted]","input":{"command":"ls"},"status":"error","time":{"end":1781740002000,"start":1781740001500}}"#
+        )
+    );
+    // No real start: the message's creation, and an end no earlier than the start.
+    assert_eq!(
+        new_state(0),
+        json(
+            r#"{"error":"[Tool execution was interrupted]","input":{"command":"ls"},"status":"error","time":{"end":1781740002000,"start":1781740001000}}"#
+        )
+    );
+    assert_eq!(
+        new_state(1781740009000),
+        json(
+            r#"{"error":"[Tool execution was interrupted]","input":{"command":"ls"},"status":"error","time":{"end":1781740009000,"start":1781740009000}}"#
+        )
+    );
+}
