@@ -249,4 +249,27 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn whitespace_before_text_is_no_lead_in_even_if_thinking_follows() {
+        let th = crate::rules::common::testing::thinking("t");
+        let msgs = |lead: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{lead}{{"type":"text","text":"hello"}},{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let adaptive = r#"{"type":"adaptive"}"#;
+        check_case(
+            &body(
+                "claude-opus-4-6",
+                adaptive,
+                &msgs(r#"{"type":"text","text":"\n\n"},"#),
+            ),
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&body("claude-opus-4-6", adaptive, &msgs(""))),
+                left: &[],
+            },
+        );
+    }
 }
