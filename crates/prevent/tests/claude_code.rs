@@ -419,3 +419,23 @@ fn a_cycle_of_removed_lines_ends() {
     want.push(user(8, Some(5), r#""next""#));
     assert_eq!(text, file(&want));
 }
+
+/// The child of a removed line hangs off the removed line's own kept ancestor, which need not
+/// be the line just before it.
+#[test]
+fn a_removed_lines_child_follows_its_ancestor_not_its_neighbour() {
+    let mut lines = start();
+    // An orphan result hanging off the prompt (line 1), then a prompt hanging off it.
+    lines.push(user(6, Some(1), &result("toolu_9")));
+    lines.push(user(7, Some(6), r#""and now?""#));
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(
+        got[1],
+        "line 7 AN-10 reparented_line 000000000007: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000001",
+        "{got:#?}"
+    );
+    assert!(
+        text.ends_with(&format!("{}\n", user(7, Some(1), r#""and now?""#))),
+        "{text}"
+    );
+}
