@@ -362,7 +362,9 @@ pub fn command(
     if list {
         cmd = cmd.arg("--list");
     } else {
-        cmd = cmd.args([
+        // A mutant that fails a proptest would have proptest write the failing case into
+        // `tests/*.proptest-regressions` of the tree, which cargo-mutants does not put back.
+        cmd = cmd.env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1").args([
             "--in-place".to_owned(),
             "--output".to_owned(),
             out_dir(root, krate, shard).display().to_string(),
@@ -733,7 +735,7 @@ crates/guard/src/fsio.rs:16:20: delete ! in write_atomically
         assert_eq!(
             shown,
             format!(
-                "cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4",
+                "PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4",
                 target.display()
             )
         );
