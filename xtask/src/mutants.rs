@@ -450,6 +450,13 @@ pub fn mutants(root: &Path, opts: &MutantsOptions) -> Result<()> {
             // cargo-mutants exits 0 when every mutant was caught, 2 when some were missed and 3
             // when some timed out; anything else means the run itself failed (usage, baseline).
             if !matches!(out.status.code(), Some(0 | 2 | 3)) {
+                // cargo-mutants moved the last run to mutants.out.old when it started; an
+                // --iterate run that failed puts it back, so it can be tried again.
+                let (new, old) = (dir.join("mutants.out"), dir.join("mutants.out.old"));
+                if carried.is_some() && old.is_dir() {
+                    let _ = std::fs::remove_dir_all(&new);
+                    std::fs::rename(&old, &new)?;
+                }
                 return Err(fail(format!(
                     "cargo-mutants failed on {krate} ({}); reproduce with `{}`",
                     fmt_status(out.status),
