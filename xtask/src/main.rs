@@ -121,9 +121,11 @@ COMMANDS:
     mutants [--crate guard|prevent|recover ...] [--shard K/N] [--list] [--iterate]
               Mutation testing with cargo-mutants (not part of verify: it takes hours), one run per
               crate, each crate's mutants tested by its own tests, in place (the tests read
-              ../shared; cargo-mutants puts every file back). Settings and exclusions, each with
-              its reason, are in .cargo/mutants.toml (the `mutants` profile, timeouts). Results go
-              to target/mutants-out/<crate>[/shard-K-of-N]/mutants.out (missed.txt, caught.txt,
+              ../shared; cargo-mutants puts every file back; proptest's failure persistence is
+              off, or a mutant's failing case would be written into the tree). Settings and
+              exclusions, each with its reason, are in .cargo/mutants.toml (the `mutants`
+              profile, timeouts). Results go to
+              target/mutants-out/<crate>[/shard-K-of-N]/mutants.out (missed.txt, caught.txt,
               timeout.txt, unviable.txt, a log per mutant). Ends with a table per crate: mutants,
               caught, missed, timeout, unviable, and score = caught / (caught + missed); fails
               when a crate's complete result (unsharded, or all N shards run) is below 85%.

@@ -124,9 +124,12 @@ impl Tally {
             ("timeout.txt", 2),
             ("unviable.txt", 3),
         ];
+        let universe = Carried::universe(mutants_out);
         for (file, class) in files {
             for name in lines(&mutants_out.join(file)) {
-                outcome.insert(name, class);
+                if universe.as_ref().is_none_or(|u| u.contains(&name)) {
+                    outcome.insert(name, class);
+                }
             }
         }
         let count = |class: usize| outcome.values().filter(|c| **c == class).count() as u64;
@@ -193,6 +196,25 @@ impl Carried {
     /// Mutants to test again that the new run did not find (the source changed under them):
     /// counted as missed until a full run.
     pub const MISSED: &str = "xtask_missed_not_found.txt";
+    /// The mutants an `--iterate` run was asked to test again.
+    pub const RETESTED: &str = "xtask_retested.txt";
+
+    /// After an `--iterate` run, the mutants its result is about: the carried ones and the ones
+    /// tested again (cargo-mutants also tests a few mutants outside its `--re` filters, struct
+    /// field deletions among them; they belong to other shards and are left out). `None` for a
+    /// run without `--iterate`.
+    pub fn universe(mutants_out: &Path) -> Option<std::collections::BTreeSet<String>> {
+        let files = [Carried::CAUGHT, Carried::UNVIABLE, Carried::RETESTED];
+        if !mutants_out.join(Carried::RETESTED).is_file() {
+            return None;
+        }
+        Some(
+            files
+                .iter()
+                .flat_map(|f| lines(&mutants_out.join(f)))
+                .collect(),
+        )
+    }
 
     /// Reads the last run's `mutants.out`.
     pub fn from_last_run(mutants_out: &Path) -> Carried {
@@ -202,10 +224,26 @@ impl Carried {
                 .flat_map(|f| lines(&mutants_out.join(f)))
                 .collect()
         };
+        let universe = Carried::universe(mutants_out);
+        let keep = |v: Vec<String>| -> Vec<String> {
+            let mut v: Vec<String> = v
+                .into_iter()
+                .filter(|n| universe.as_ref().is_none_or(|u| u.contains(n)))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let caught = keep(names(&["caught.txt", Carried::CAUGHT]));
+        let unviable = keep(names(&["unviable.txt", Carried::UNVIABLE]));
+        let retest = keep(names(&["missed.txt", "timeout.txt", Carried::MISSED]))
+            .into_iter()
+            .filter(|n| !caught.contains(n) && !unviable.contains(n))
+            .collect();
         Carried {
-            caught: names(&["caught.txt", Carried::CAUGHT]),
-            unviable: names(&["unviable.txt", Carried::UNVIABLE]),
-            retest: names(&["missed.txt", "timeout.txt", Carried::MISSED]),
+            caught,
+            unviable,
+            retest,
         }
     }
 
@@ -234,6 +272,7 @@ impl Carried {
             (Carried::CAUGHT, &self.caught),
             (Carried::UNVIABLE, &self.unviable),
             (Carried::MISSED, &lost),
+            (Carried::RETESTED, &self.retest),
         ] {
             let mut text = names.join("\n");
             if !text.is_empty() {
@@ -323,7 +362,9 @@ pub fn command(
     if list {
         cmd = cmd.arg("--list");
     } else {
-        cmd = cmd.args([
+        // A mutant that fails a proptest would have proptest write the failing case into
+        // `tests/*.proptest-regressions` of the tree, which cargo-mutants does not put back.
+        cmd = cmd.env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1").args([
             "--in-place".to_owned(),
             "--output".to_owned(),
             out_dir(root, krate, shard).display().to_string(),
@@ -409,6 +450,13 @@ pub fn mutants(root: &Path, opts: &MutantsOptions) -> Result<()> {
             // cargo-mutants exits 0 when every mutant was caught, 2 when some were missed and 3
             // when some timed out; anything else means the run itself failed (usage, baseline).
             if !matches!(out.status.code(), Some(0 | 2 | 3)) {
+                // cargo-mutants moved the last run to mutants.out.old when it started; an
+                // --iterate run that failed puts it back, so it can be tried again.
+                let (new, old) = (dir.join("mutants.out"), dir.join("mutants.out.old"));
+                if carried.is_some() && old.is_dir() {
+                    let _ = std::fs::remove_dir_all(&new);
+                    std::fs::rename(&old, &new)?;
+                }
                 return Err(fail(format!(
                     "cargo-mutants failed on {krate} ({}); reproduce with `{}`",
                     fmt_status(out.status),
@@ -595,13 +643,22 @@ mod tests {
         std::fs::create_dir_all(&last)?;
         std::fs::create_dir_all(&next)?;
         std::fs::write(last.join("caught.txt"), "a.rs:1:1: x\n")?;
+        // `last` was itself an --iterate run: it carried `b` and tested `a` and `c` to `e` again
+        // (and `y`, of another shard, outside its filters).
         std::fs::write(last.join(Carried::CAUGHT), "b.rs:1:1: y\n")?;
+        std::fs::write(
+            last.join(Carried::RETESTED),
+            "a.rs:1:1: x\nc.rs:1:1: z\nd.rs:2:3: replace a.b() with (-1)\ne.rs:1:1: loop\n",
+        )?;
+        std::fs::write(
+            last.join("timeout.txt"),
+            "e.rs:1:1: loop\ny.rs:1:1: elsewhere\n",
+        )?;
         std::fs::write(last.join("unviable.txt"), "c.rs:1:1: z\n")?;
         std::fs::write(
             last.join("missed.txt"),
             "d.rs:2:3: replace a.b() with (-1)\n",
         )?;
-        std::fs::write(last.join("timeout.txt"), "e.rs:1:1: loop\n")?;
         let carried = Carried::from_last_run(&last);
         assert_eq!(
             carried.filters(),
@@ -685,7 +742,7 @@ crates/guard/src/fsio.rs:16:20: delete ! in write_atomically
         assert_eq!(
             shown,
             format!(
-                "cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4",
+                "PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package turnkeeper-prevent --in-place --output {} --shard 1/4",
                 target.display()
             )
         );

@@ -165,12 +165,28 @@ impl Edits {
         }
         // A uuid is gone when its first line is removed (a duplicate's removal keeps it).
         let gone = |u: &str| first.get(u).is_some_and(|i| self.remove.contains_key(i));
-        let kept_ancestor = |start: Option<&str>| -> Option<String> {
+        // The nearest kept ancestor of line `at`, starting from its parent `start`. Removed
+        // lines whose parents form a cycle (a corrupt file) have none: line `at` then hangs off
+        // the kept message line before it, as a line with a missing parent does in stage 1,
+        // never off a removed line.
+        let kept_ancestor = |start: Option<&str>, at: usize| -> Option<String> {
             let mut p = start.map(str::to_owned);
             let mut hops = 0;
             while let Some(u) = p.as_deref() {
-                if !gone(u) || hops > lines.len() {
+                if !gone(u) {
                     break;
+                }
+                if hops > lines.len() {
+                    return (0..at)
+                        .rev()
+                        .find(|&k| {
+                            let b = &lines[k];
+                            !self.remove.contains_key(&k)
+                                && b.message.is_some()
+                                && !b.sidechain
+                                && b.uuid.is_some()
+                        })
+                        .and_then(|k| lines[k].uuid.clone());
                 }
                 hops += 1;
                 p = first.get(u).and_then(|&i| lines[i].parent.clone());
@@ -212,7 +228,7 @@ impl Edits {
                             .map_or(RuleId::Store, |(r, _)| *r);
                         (
                             rule,
-                            kept_ancestor(Some(p)),
+                            kept_ancestor(Some(p), i),
                             "its parent line was removed".to_owned(),
                         )
                     }),

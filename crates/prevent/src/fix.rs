@@ -741,6 +741,15 @@ mod tests {
     }
 
     #[test]
+    fn a_merge_is_an_edit_of_the_earlier_message() {
+        let body = r#"{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"assistant","content":"c"}]}"#;
+        let t = read(body, FormatHint::Auto).expect("reads");
+        let mut f = Fixer::new(Draft::new(&t), true);
+        assert!(f.merge_into_previous(RuleId::An02, 2));
+        assert_eq!(f.first_edit(), Some(1));
+    }
+
+    #[test]
     fn the_only_message_is_never_emptied_and_its_finding_says_so() {
         let body = r#"{"messages":[{"role":"user","content":[{"type":"text","text":" "}]}]}"#;
         let t = read(body, FormatHint::Auto).expect("reads");

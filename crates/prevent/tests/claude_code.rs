@@ -370,3 +370,72 @@ fn line_ends_blank_lines_and_side_chains_are_kept() {
     assert_eq!(got, Vec::<String>::new());
     assert_eq!(text, file(&lines));
 }
+
+#[test]
+fn changes_after_a_torn_line_are_numbered_as_in_the_original_file() {
+    let mut lines = start();
+    lines.push(user(6, Some(5), &result("toolu_9")));
+    lines.push(asst(7, Some(6), "msg_C", &say("next")));
+    let input = format!("{}{{\"parentUuid\":", file(&lines));
+    let (got, _) = render_plan(&input);
+    let numbers: Vec<String> = got
+        .iter()
+        .map(|g| g.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(numbers, ["line 8", "line 6", "line 7"], "{got:#?}");
+    assert!(
+        got[1].contains(" AN-10 removed_line 000000000006"),
+        "{got:#?}"
+    );
+}
+
+/// Lines whose parents form a cycle (a corrupt file) do not hang the repair, and the line that
+/// hung off them is re-linked to the kept message line before it, not to one of the removed
+/// lines (which left it with a missing parent, cutting the conversation before it off a resume).
+#[test]
+fn a_cycle_of_removed_lines_ends() {
+    let mut lines = start();
+    lines.push(asst(6, Some(7), "msg_C", &think("a")));
+    lines.push(asst(7, Some(6), "msg_C", &think("b")));
+    lines.push(user(8, Some(7), r#""next""#));
+    let whole = asst(9, Some(8), "msg_C", &say("half"));
+    let torn = &whole[..whole.find(r#""type":"message""#).expect("a message line")];
+    let input = format!("{}{torn}", file(&lines));
+    let cut = "response msg_C was cut short by the crash that tore the last line; what is left of it is only thinking, which the API rejects at the end of a response";
+    let (got, text) = render_plan(&input);
+    assert_eq!(
+        got,
+        [
+            format!("line 6 store removed_line 000000000006: {cut}"),
+            format!("line 7 store removed_line 000000000007: {cut}"),
+            "line 8 store reparented_line 000000000008: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000005".to_owned(),
+            format!(
+                "line 9 store cut_torn_line -: the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                torn.len()
+            ),
+        ]
+    );
+    let mut want = start();
+    want.push(user(8, Some(5), r#""next""#));
+    assert_eq!(text, file(&want));
+}
+
+/// The child of a removed line hangs off the removed line's own kept ancestor, which need not
+/// be the line just before it.
+#[test]
+fn a_removed_lines_child_follows_its_ancestor_not_its_neighbour() {
+    let mut lines = start();
+    // An orphan result hanging off the prompt (line 1), then a prompt hanging off it.
+    lines.push(user(6, Some(1), &result("toolu_9")));
+    lines.push(user(7, Some(6), r#""and now?""#));
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(
+        got[1],
+        "line 7 AN-10 reparented_line 000000000007: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000001",
+        "{got:#?}"
+    );
+    assert!(
+        text.ends_with(&format!("{}\n", user(7, Some(1), r#""and now?""#))),
+        "{text}"
+    );
+}

@@ -332,3 +332,105 @@ fn an_export_is_checked_with_paths_into_the_export() {
     let t = read(&healthy, FormatHint::Auto).expect("reads");
     assert_eq!(check(&t, &Options::default()).len(), 0);
 }
+
+#[test]
+fn a_session_switched_elsewhere_is_checked_as_if_switched_to_claude() {
+    let s = export("broken.json");
+    let opts = Options {
+        model: Some("moonshot/kimi-k2".to_owned()),
+        ..Options::default()
+    };
+    let c = check_session(&s, &opts).expect("checks");
+    insta::assert_snapshot!(render_check(&c));
+}
+
+/// A two-message export: a prompt, then a finished assistant message of `parts` (JSON objects
+/// without their ids, which are filled in).
+fn two_messages(parts: &[&str]) -> Session {
+    let ses = "ses_0a1b2c3d4ffeTinySession01";
+    let user = r#"{"info":{"id":"msg_ed8700000001UserFirst0001","sessionID":"ses_0a1b2c3d4ffeTinySession01","role":"user","time":{"created":1781740000000},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}},"parts":[{"id":"prt_ed8700000011TextPartUser01","sessionID":"ses_0a1b2c3d4ffeTinySession01","messageID":"msg_ed8700000001UserFirst0001","type":"text","text":"go"}]}"#;
+    let msg = "msg_ed8700000002AsstFirst0002";
+    let parts: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .map(|(n, p)| {
+            format!(
+                r#"{{"id":"prt_ed870000002{n}Part0000000{n}","sessionID":"{ses}","messageID":"{msg}",{}"#,
+                &p[1..]
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"[{user},{{"info":{{"id":"{msg}","sessionID":"{ses}","role":"assistant","parentID":"msg_ed8700000001UserFirst0001","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","path":{{"cwd":"/","root":"/"}},"cost":0,"tokens":{{"input":1,"output":1,"reasoning":0,"cache":{{"read":0,"write":0}}}},"time":{{"created":1781740001000,"completed":1781740002000}}}},"parts":[{}]}}]"#,
+        parts.join(",")
+    );
+    load_export(&text, "tiny").expect("the tiny export loads")
+}
+
+/// The kinds of the repairs the doctor plans for `parts`.
+fn planned(parts: &[&str]) -> Vec<String> {
+    doctor::plan(&two_messages(parts), &PlanOptions::default())
+        .repairs
+        .iter()
+        .map(|r| format!("{:?}", r.kind))
+        .collect()
+}
+
+#[test]
+fn a_last_step_of_reasoning_alone_gets_a_placeholder_text() {
+    let step = r#"{"type":"step-start"}"#;
+    let unsigned = r#"{"type":"reasoning","text":"thinking aloud","time":{"start":1,"end":2}}"#;
+    let empty = r#"{"type":"reasoning","text":"","time":{"start":1,"end":2}}"#;
+    let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
+    let signed_empty = r#"{"type":"reasoning","text":"","metadata":{"anthropic":{"signature":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
+    let redacted = r#"{"type":"reasoning","text":"","metadata":{"anthropic":{"redactedData":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
+    assert_eq!(planned(&[step, unsigned]), ["ContentlessTurn"]);
+    assert_eq!(planned(&[step, signed_empty]), ["ContentlessTurn"]);
+    assert_eq!(planned(&[step, redacted]), ["ContentlessTurn"]);
+    assert_eq!(planned(&[step, unsigned, text]), Vec::<String>::new());
+    assert_eq!(planned(&[step, empty]), Vec::<String>::new());
+    // Text in an earlier step helps only when no tool call ended that step.
+    assert_eq!(planned(&[step, text, step, unsigned]), Vec::<String>::new());
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).expect("JSON")
+}
+
+#[test]
+fn an_interrupted_call_starts_when_it_started_or_else_with_its_message() {
+    let running = |start: i64| {
+        format!(
+            r#"{{"type":"tool","callID":"toolu_1","tool":"bash","state":{{"status":"running","input":{{"command":"ls"}},"time":{{"start":{start}}}}}}}"#
+        )
+    };
+    let new_state = |start: i64| -> serde_json::Value {
+        let plan = doctor::plan(&two_messages(&[&running(start)]), &PlanOptions::default());
+        match plan.repairs.first().map(|r| &r.change) {
+            Some(PartChange::Replace { new_raw, .. }) => {
+                let v: serde_json::Value = serde_json::from_str(new_raw).expect("JSON");
+                v["state"].clone()
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        new_state(1781740001500),
+        json(
+            r#"{"error":"[Tool execution was interrupted]","input":{"command":"ls"},"status":"error","time":{"end":1781740002000,"start":1781740001500}}"#
+        )
+    );
+    // No real start: the message's creation, and an end no earlier than the start.
+    assert_eq!(
+        new_state(0),
+        json(
+            r#"{"error":"[Tool execution was interrupted]","input":{"command":"ls"},"status":"error","time":{"end":1781740002000,"start":1781740001000}}"#
+        )
+    );
+    assert_eq!(
+        new_state(1781740009000),
+        json(
+            r#"{"error":"[Tool execution was interrupted]","input":{"command":"ls"},"status":"error","time":{"end":1781740009000,"start":1781740009000}}"#
+        )
+    );
+}

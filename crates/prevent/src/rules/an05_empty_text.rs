@@ -184,4 +184,92 @@ mod tests {
             },
         );
     }
+
+    /// Removing a blank block can leave thinking last: it goes too (AN-19's repair, reported
+    /// under AN-05), except where the model may end on thinking or the message is a final
+    /// one-block prefill.
+    #[test]
+    fn thinking_left_last_by_a_removal_goes_only_where_it_must() {
+        let th = crate::rules::common::testing::thinking("t");
+        let msgs = |model_turn: &str, tail: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{model_turn}]}}{tail}"#
+            )
+        };
+        let next = r#",{"role":"user","content":"more"}"#;
+        let blank_after = format!(r#"{th},{{"type":"text","text":" "}}"#);
+        check_case(
+            &body("claude-sonnet-4-5", "", &msgs(&blank_after, next)),
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    &format!(r#"{{"role":"user","content":"q"}}{next}"#),
+                )),
+                left: &[],
+            },
+        );
+        check_case(
+            &body("claude-mythos-5-1", "", &msgs(&blank_after, next)),
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&body("claude-mythos-5-1", "", &msgs(&th, next))),
+                left: &[],
+            },
+        );
+        check_case(
+            &body("claude-sonnet-4-5", "", &msgs(&blank_after, "")),
+            Expect {
+                rules: &["AN-05", "AN-20"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    r#"{"role":"user","content":"q"},{"role":"assistant","content":[]}"#,
+                )),
+                left: &[],
+            },
+        );
+        // There the thinking is AN-20's to remove (thinking is off), not AN-05's.
+        let prefill = body("claude-sonnet-4-5", "", &msgs(&blank_after, ""));
+        let t =
+            turnkeeper_model::read(&prefill, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &crate::Options::default()).expect("repairs");
+        let changes: Vec<String> = r
+            .report
+            .changes
+            .iter()
+            .map(|c| format!("{} {} {}", c.rule, c.action, c.path))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                "AN-05 removed_block messages[1].content[1]",
+                "AN-20 removed_block messages[1].content[0]",
+            ]
+        );
+    }
+
+    #[test]
+    fn whitespace_before_text_is_no_lead_in_even_if_thinking_follows() {
+        let th = crate::rules::common::testing::thinking("t");
+        let msgs = |lead: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{lead}{{"type":"text","text":"hello"}},{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let adaptive = r#"{"type":"adaptive"}"#;
+        check_case(
+            &body(
+                "claude-opus-4-6",
+                adaptive,
+                &msgs(r#"{"type":"text","text":"\n\n"},"#),
+            ),
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&body("claude-opus-4-6", adaptive, &msgs(""))),
+                left: &[],
+            },
+        );
+    }
 }

@@ -139,4 +139,41 @@ mod tests {
             },
         );
     }
+
+    /// The turn store holds the turn as the provider sent it, thinking first: it is put back.
+    #[test]
+    fn an_open_loop_whose_turn_is_stored_gets_its_thinking_back() {
+        let th = crate::rules::common::testing::thinking("t");
+        let call = r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#;
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{th},{call}],"stop_reason":"tool_use"}}"#
+            ))
+            .expect("stores");
+        // The loop's first assistant message lost its thinking; the latest one (a second
+        // call) is not the stored turn, so AN-22 has nothing to restore and AN-16 does it.
+        let msgs = |turn: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{turn}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_2","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_2","content":"y"}}]}}"#
+            )
+        };
+        let opts = crate::Options {
+            store: Some(&store),
+            ..crate::Options::default()
+        };
+        crate::rules::common::testing::check_with(
+            &body("claude-sonnet-4-5", MANUAL, &msgs(call)),
+            &opts,
+            Expect {
+                rules: &["AN-22", "AN-16"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    MANUAL,
+                    &msgs(&format!("{th},{call}")),
+                )),
+                left: &[],
+            },
+        );
+    }
 }

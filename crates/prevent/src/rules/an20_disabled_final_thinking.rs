@@ -121,6 +121,18 @@ mod tests {
     #[test]
     fn only_a_final_assistant_message_after_another_is_concerned() {
         let th = thinking("t");
+        // A lone assistant message is AN-01's (the conversation must start with the user).
+        let lone = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled"}"#,
+            &format!(r#"{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}}"#),
+        );
+        let t = turnkeeper_model::read(&lone, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let rules: Vec<&str> = crate::check(&t, &crate::Options::default())
+            .iter()
+            .map(|f| f.rule.as_str())
+            .collect();
+        assert!(!rules.contains(&"AN-20"), "{rules:?}");
         for messages in [
             format!(
                 r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#

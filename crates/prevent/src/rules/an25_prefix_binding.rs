@@ -103,4 +103,50 @@ mod tests {
             },
         );
     }
+
+    /// With drop-block asked for in the body, the API drops what no longer verifies, so the
+    /// thinking stays, but only when the beta header that enables it is sent as well.
+    #[test]
+    fn drop_block_in_the_body_counts_only_with_its_beta() {
+        let th = thinking("t");
+        let msgs = |blank: &str| {
+            format!(
+                r#"{{"role":"user","content":[{blank}{{"type":"text","text":"q"}}]}},{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let param =
+            r#"{"type":"adaptive","block_binding":{"prefix_mismatch_behavior":"drop_block"}}"#;
+        let input = body(
+            "claude-fable-5-1",
+            param,
+            &msgs(r#"{"type":"text","text":" "},"#),
+        );
+        let kept = body("claude-fable-5-1", param, &msgs(""));
+        let opts = crate::Options {
+            betas: vec![crate::BINDING_BETA.to_owned()],
+            ..crate::Options::default()
+        };
+        crate::rules::common::testing::check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&kept),
+                left: &[],
+            },
+        );
+        let stripped = body(
+            "claude-fable-5-1",
+            param,
+            r#"{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","content":[{"type":"text","text":"a"}]},{"role":"user","content":"more"}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&stripped),
+                left: &[],
+            },
+        );
+    }
 }
