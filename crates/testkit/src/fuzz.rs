@@ -19,7 +19,7 @@ use arbitrary::Unstructured;
 use turnkeeper_model::opencode::{
     AnthropicOptions, Session, load_export, to_anthropic_request, to_model_messages,
 };
-use turnkeeper_model::{FormatHint, read, read_bytes, sniff};
+use turnkeeper_model::{FormatHint, Transcript, read, read_bytes, sniff};
 use turnkeeper_prevent::Options;
 use turnkeeper_recover::{Attempts, classify as classify_text, plan};
 use turnkeeper_stores::opencode::JsonStore;
@@ -29,7 +29,7 @@ use crate::damage::damage;
 use crate::generate::{Conversation, Knobs, conversation_with};
 use crate::inv::{
     CLASSIFY_PROBES, HINTS, Wrap, inv_no_panic, inv_roundtrip, no_panic_classify, no_panic_on,
-    no_panic_opencode, repair_invariants_where, roundtrip_on,
+    no_panic_opencode, repair_invariants_read, repair_invariants_where, roundtrip_on,
 };
 use crate::json::{J, Style};
 
@@ -241,6 +241,22 @@ fn sampled_repair_invariants(
     })
 }
 
+/// [`sampled_repair_invariants`] on `t`, a reading of the input the caller has made already.
+fn sampled_repair_invariants_read(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    sample: Sample,
+    salt: u64,
+) -> Result<(), String> {
+    let all = sample.one_in(SAMPLED_ONE_IN, salt);
+    if all {
+        inv_roundtrip(t.src).map_err(|e| format!("roundtrip: {e}"))?;
+    }
+    repair_invariants_read(t, opts, &|name| {
+        all || EVERY_INPUT_INVARIANTS.contains(&name)
+    })
+}
+
 /// Target `repair_invariants`: invariants 1 to 8 on a generated (usually damaged) conversation,
 /// or on the bytes themselves when they read as a transcript.
 ///
@@ -392,12 +408,22 @@ fn unwrapped_kind(body: &str, status: Option<u16>) -> turnkeeper_recover::ErrorK
 /// gets [`SAMPLED_INVARIANTS`]), and of the inputs whose bytes ask for the file tree one in
 /// [`TREE_ONE_IN`] gets it: writing files costs far more than everything else together. The
 /// tree is written on `/dev/shm` when it exists. Exports are generated at [`fuzz_knobs`] sizes.
+/// The conversion with OpenCode's default options, which the Anthropic conversion makes on its
+/// way with the target's, is sampled the same way; the converted request is read once for its
+/// check and its invariants.
 pub fn opencode_storage(data: &[u8], depth: Depth) {
     let sample = Sample::of(data, depth);
-    let text = String::from_utf8_lossy(data);
-    if let Ok(session) = load_export(&text, "fuzz") {
-        convert(&session, &text, sample);
-        return;
+    // An export is a JSON array or object: bytes that start otherwise (after JSON's whitespace)
+    // are not one, and go straight to the generator.
+    let first = data
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    if matches!(first, Some(b'[' | b'{')) {
+        let text = String::from_utf8_lossy(data);
+        if let Ok(session) = load_export(&text, "fuzz") {
+            convert(&session, &text, sample);
+            return;
+        }
     }
     let mut u = Unstructured::new(data);
     let Ok(mut c) = conversation_with(&mut u, &knobs_at(depth, Knobs::opencode_only())) else {
@@ -439,7 +465,11 @@ pub fn opencode_storage(data: &[u8], depth: Depth) {
 pub const TREE_ONE_IN: u64 = 64;
 
 fn convert(session: &Session, input: impl std::fmt::Debug, sample: Sample) {
-    let _ = to_model_messages(session);
+    // The conversion `to_anthropic_request` makes on its way, with OpenCode's default options
+    // instead of the Anthropic target's: sampled, since it rarely takes another path.
+    if sample.one_in(SAMPLED_ONE_IN, 6) {
+        let _ = to_model_messages(session);
+    }
     let req = to_anthropic_request(session, None, &AnthropicOptions::default());
     let t = match read(&req.body, FormatHint::Auto) {
         Ok(t) => t,
@@ -458,7 +488,7 @@ fn convert(session: &Session, input: impl std::fmt::Debug, sample: Sample) {
             input,
         );
     }
-    if let Err(e) = sampled_repair_invariants(&req.body, &Options::default(), sample, 5) {
+    if let Err(e) = sampled_repair_invariants_read(&t, &Options::default(), sample, 5) {
         fail(format!("on the converted request {}: {e}", req.body), input);
     }
 }

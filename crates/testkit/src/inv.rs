@@ -988,6 +988,26 @@ pub fn repair_invariants_where(
     opts: &Options<'_>,
     pick: &dyn Fn(&str) -> bool,
 ) -> Outcome {
+    if pick("roundtrip") {
+        inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    }
+    let Ok(t) = read(input, FormatHint::Auto) else {
+        return Ok(());
+    };
+    repair_invariants_read(&t, opts, pick)
+}
+
+/// [`repair_invariants_where`] on `t`, the caller's reading of the input (`read` with
+/// [`FormatHint::Auto`]), for a caller that has read it already; the round trip (which reads the
+/// input again in each format) is left to the caller.
+///
+/// # Errors
+/// `"<name>: <explanation>"`.
+pub fn repair_invariants_read(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    pick: &dyn Fn(&str) -> bool,
+) -> Outcome {
     type OnRun = fn(&Transcript<'_>, &Repaired<'_>, Output<'_, '_>, &Options<'_>) -> Outcome;
     let checks: [(&str, OnRun); 6] = [
         ("untouched_thinking", untouched_thinking_on),
@@ -997,21 +1017,26 @@ pub fn repair_invariants_where(
         ("convergence", convergence_on),
         ("idempotent", idempotent_on),
     ];
-    if pick("roundtrip") {
-        inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
-    }
+    let input = t.src;
     // One repair, and one reading of its output, serve every invariant (as if each had made its
     // own: a failed repair is the first invariant's finding).
-    let (t, r) = match run(input, opts) {
-        Ok(Some(ran)) => ran,
-        Ok(None) => return Ok(()),
-        Err(e) => return Err(format!("{}: {e}", checks[0].0)),
+    let r = match repair(t, opts) {
+        Ok(r) => r,
+        Err(PreventError::Guard(g)) => {
+            return Err(format!("{}: repair failed closed: {g}", checks[0].0));
+        }
+        Err(e) => {
+            return Err(format!(
+                "{}: repair failed on a readable input: {e}",
+                checks[0].0
+            ));
+        }
     };
     // An unchanged body is the input: its reading is the input's (`read` with the sniffed
     // format forced is `read` with `Auto`), so it is not read again.
     let read_again;
     let out = match &r.body {
-        Cow::Borrowed(_) => Ok(&t),
+        Cow::Borrowed(_) => Ok(t),
         Cow::Owned(body) => {
             read_again = read_out(body, t.format);
             read_again.as_ref()
@@ -1019,10 +1044,10 @@ pub fn repair_invariants_where(
     };
     for (name, f) in checks {
         if pick(name) {
-            f(&t, &r, out, opts).map_err(|e| format!("{name}: {e}"))?;
+            f(t, &r, out, opts).map_err(|e| format!("{name}: {e}"))?;
         }
     }
-    if pick("noop_on_valid") && check(&t, opts).is_empty() {
+    if pick("noop_on_valid") && check(t, opts).is_empty() {
         noop_verdict(input, &r).map_err(|e| format!("noop_on_valid: {e}"))?;
     }
     Ok(())
