@@ -13,6 +13,10 @@
 
 cd "$SRC/turnkeeper"
 
+# Every target with comparison tracing and the system allocator, unlike `cargo xtask fuzz`, which
+# builds two generator-driven targets without tracing and uses mimalloc (fuzz/Cargo.toml says
+# why): both save time per input on a 2-core machine; a service has the cores, AddressSanitizer
+# must see every allocation, and tracing never makes a target miss a bug, only run slower.
 cargo fuzz build -O --debug-assertions
 
 # xtask is std-only: it builds in seconds and reads fuzz/Cargo.toml the way `cargo xtask fuzz`

@@ -6,3 +6,8 @@
 use turnkeeper_testkit::fuzz::{Depth, opencode_storage};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| opencode_storage(data, Depth::Sampled));
+
+/// mimalloc when the crate's `fast-alloc` feature is on (`cargo xtask fuzz`'s plain mode).
+#[cfg(feature = "fast-alloc")]
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -12,6 +12,10 @@ use crate::cmd::{Cmd, fmt_duration, fmt_status};
 use crate::parse::{FuzzManifest, FuzzStats, content_hash, is_fuzz_line};
 use crate::{Result, fail};
 
+/// The directory, under the fuzz workspace's target directory, of the targets built without
+/// comparison tracing.
+pub const NO_TRACE_COMPARES_DIR: &str = "no-trace-compares";
+
 /// Seed files bigger than this are left out of working corpora (libFuzzer's `-max_len` follows
 /// the largest input, and huge inputs slow every execution).
 pub const MAX_SEED_BYTES: u64 = 256 * 1024;
@@ -116,7 +120,7 @@ impl Fuzzer {
         Ok(fuzzer)
     }
 
-    /// Takes each target's `-max_len` from the manifest.
+    /// Takes each target's `-max_len` and build flags from the manifest.
     pub fn with_limits(mut self, manifest: &FuzzManifest) -> Fuzzer {
         self.manifest = manifest.clone();
         self
@@ -125,19 +129,16 @@ impl Fuzzer {
     /// Deletes `<fuzz target dir>/.rustc_info.json`: cargo caches a failed `-Zsanitizer` probe
     /// there and its cache key ignores `RUSTC_BOOTSTRAP` (rust-anchors.md §3.5).
     fn forget_rustc_probe(&self) -> Result<()> {
-        let dir = self
-            .target_dir
-            .clone()
-            .unwrap_or_else(|| self.root.join("fuzz/target"));
-        let probe = dir.join(".rustc_info.json");
-        match fs::remove_file(&probe) {
-            Ok(()) => {
-                println!("fuzz: deleted {} (cached rustc probe)", probe.display());
-                Ok(())
+        let base = self.base_target_dir();
+        for dir in [base.clone(), base.join(NO_TRACE_COMPARES_DIR)] {
+            let probe = dir.join(".rustc_info.json");
+            match fs::remove_file(&probe) {
+                Ok(()) => println!("fuzz: deleted {} (cached rustc probe)", probe.display()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(fail(format!("cannot delete {}: {e}", probe.display()))),
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(fail(format!("cannot delete {}: {e}", probe.display()))),
         }
+        Ok(())
     }
 
     /// One line for the log: which mode and why.
@@ -150,7 +151,34 @@ impl Fuzzer {
         format!("fuzz mode: {what}; because {}", self.reason)
     }
 
-    /// `cargo [+nightly] fuzz <sub> -s <sanitizer> -a`: release build with debug assertions.
+    /// The fuzz workspace's target directory: `$CARGO_TARGET_DIR/fuzz`, else `fuzz/target`.
+    fn base_target_dir(&self) -> PathBuf {
+        self.target_dir
+            .clone()
+            .unwrap_or_else(|| self.root.join("fuzz/target"))
+    }
+
+    /// `cargo fuzz <sub>` for `target` with the flags its build takes: [`Fuzzer::cmd`], then,
+    /// for a target `fuzz/Cargo.toml` builds without comparison tracing,
+    /// `--no-trace-compares --target-dir <fuzz target dir>/no-trace-compares` (a directory of
+    /// their own, so that the two builds do not undo each other's).
+    pub fn target_cmd(&self, sub: &str, target: &str) -> Cmd {
+        let cmd = self.cmd(sub);
+        if self.manifest.traces_compares(target) {
+            return cmd;
+        }
+        let dir = self.base_target_dir().join(NO_TRACE_COMPARES_DIR);
+        cmd.args([
+            "--no-trace-compares".to_owned(),
+            "--target-dir".to_owned(),
+            dir.display().to_string(),
+        ])
+    }
+
+    /// `cargo [+nightly] fuzz <sub> -s <sanitizer> -a`: release build with debug assertions;
+    /// in the plain mode, with the fuzz crate's `fast-alloc` feature (mimalloc as the global
+    /// allocator; under AddressSanitizer the system allocator stays, so ASan sees every
+    /// allocation).
     pub fn cmd(&self, sub: &str) -> Cmd {
         let mut cmd = match self.mode {
             Mode::NightlyAsan => Cmd::rustup_cargo(&self.root, "nightly"),
@@ -167,19 +195,35 @@ impl Fuzzer {
         } else {
             "address"
         };
-        cmd.args(["fuzz", sub, "-s", sanitizer, "--debug-assertions"])
+        let cmd = cmd.args(["fuzz", sub, "-s", sanitizer, "--debug-assertions"]);
+        if self.mode == Mode::Plain {
+            cmd.args(["--features", "fast-alloc"])
+        } else {
+            cmd
+        }
     }
 
-    /// `cargo fuzz build`: builds every target at once.
-    pub fn build_cmd(&self) -> Cmd {
-        self.cmd("build")
+    /// The builds that make every target: `cargo fuzz build` (every target, with comparison
+    /// tracing), then one build without it for each target `fuzz/Cargo.toml` sets so. Each with
+    /// its label for the log.
+    pub fn build_cmds(&self) -> Vec<(String, Cmd)> {
+        let mut cmds = vec![("fuzz: build".to_owned(), self.cmd("build"))];
+        for target in &self.manifest.targets {
+            if !self.manifest.traces_compares(target) {
+                cmds.push((
+                    format!("fuzz: build {target} (no trace-compares)"),
+                    self.target_cmd("build", target).arg(target),
+                ));
+            }
+        }
+        cmds
     }
 
     /// `cargo fuzz run <target> fuzz/corpus/<target> -- -max_total_time=N ...` (with `-fork=jobs`
     /// when `jobs > 1`, and the target's `-max_len` when the manifest sets one: libFuzzer then
     /// truncates longer seeds to that length).
     pub fn run_cmd(&self, target: &str, seconds: u64, jobs: u32) -> Cmd {
-        let mut cmd = self.cmd("run");
+        let mut cmd = self.target_cmd("run", target);
         if jobs > 1 {
             cmd = cmd.args(["--jobs".to_owned(), jobs.to_string()]);
         }
@@ -205,17 +249,18 @@ impl Fuzzer {
 
     /// `cargo fuzz run <target> <input>`: replays one input (how a crash is reproduced).
     pub fn replay_cmd(&self, target: &str, input: &str) -> Cmd {
-        self.cmd("run").arg(target).arg(input)
+        self.target_cmd("run", target).arg(target).arg(input)
     }
 
     /// `cargo fuzz tmin <target> <artifact>`: minimises a crashing input.
     pub fn tmin_cmd(&self, target: &str, artifact: &str) -> Cmd {
-        self.cmd("tmin").args([target, artifact, "--runs", "1000"])
+        self.target_cmd("tmin", target)
+            .args([target, artifact, "--runs", "1000"])
     }
 
     /// `cargo fuzz cmin <target> fuzz/corpus/<target>`: minimises the working corpus in place.
     pub fn cmin_cmd(&self, target: &str) -> Cmd {
-        self.cmd("cmin")
+        self.target_cmd("cmin", target)
             .arg(target)
             .arg(format!("fuzz/corpus/{target}"))
     }
@@ -651,7 +696,7 @@ pub fn refresh_corpus(root: &Path, opts: &CorpusOptions) -> Result<()> {
         return Ok(());
     }
     ensure_cargo_fuzz(root)?;
-    let fuzzer = Fuzzer::new(root, opts.asan)?;
+    let fuzzer = Fuzzer::new(root, opts.asan)?.with_limits(&manifest);
     println!("{}", fuzzer.describe());
     for target in &targets {
         let report = seed(root, &manifest, target)?;
@@ -787,6 +832,56 @@ mod tests {
         assert!(!out.join("beta.options").exists());
         assert_eq!(fs::read_to_string(out.join("beta.dict"))?, "\"kw\"\n");
         assert!(!out.join("alpha.dict").exists());
+        Ok(())
+    }
+
+    /// A target set to `trace_compares = false` is built and run without comparison tracing, in a
+    /// target directory of its own; the others keep cargo-fuzz's default; the plain mode asks for
+    /// the fast allocator.
+    #[test]
+    fn targets_without_trace_compares_build_and_run_apart() -> Result<()> {
+        let root = Scratch::new("trace-compares");
+        let manifest = FuzzManifest::parse(
+            "[package.metadata.xtask.trace_compares]\nbeta = false\n\
+             [[bin]]\nname = \"alpha\"\n[[bin]]\nname = \"beta\"\n",
+        );
+        let fuzzer = Fuzzer::new(&root.0, false)?.with_limits(&manifest);
+        let base = fuzzer.base_target_dir().join(NO_TRACE_COMPARES_DIR);
+        let builds: Vec<(String, String)> = fuzzer
+            .build_cmds()
+            .into_iter()
+            .map(|(label, cmd)| (label, cmd.display()))
+            .collect();
+        let common = "fuzz build -s none --debug-assertions --features fast-alloc";
+        assert_eq!(
+            builds,
+            vec![
+                ("fuzz: build".to_owned(), format!("cargo {common}")),
+                (
+                    "fuzz: build beta (no trace-compares)".to_owned(),
+                    format!(
+                        "cargo {common} --no-trace-compares --target-dir {} beta",
+                        base.display()
+                    )
+                ),
+            ]
+        );
+        let alpha = fuzzer.run_cmd("alpha", 5, 1).display();
+        let beta = fuzzer.run_cmd("beta", 5, 1).display();
+        assert!(!alpha.contains("--no-trace-compares"), "{alpha}");
+        assert!(
+            beta.contains(&format!(
+                "--no-trace-compares --target-dir {} beta fuzz/corpus/beta",
+                base.display()
+            )),
+            "{beta}"
+        );
+        assert!(
+            fuzzer
+                .replay_cmd("beta", "x")
+                .display()
+                .contains("--no-trace-compares")
+        );
         Ok(())
     }
 }

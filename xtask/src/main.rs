@@ -64,8 +64,11 @@ COMMANDS:
                              runs each once, no timing assertions); skipped without benches
                 fuzz         for each [[bin]] of fuzz/Cargo.toml: seed fuzz/corpus/<target>/,
                              cargo fuzz build, then cargo fuzz run -s none --debug-assertions
-                             <target> fuzz/corpus/<target> -- -max_total_time=N -rss_limit_mb=2048
-                             (and the target's -max_len from fuzz/Cargo.toml, when set);
+                             --features fast-alloc <target> fuzz/corpus/<target> --
+                             -max_total_time=N -rss_limit_mb=2048 (and the target's -max_len
+                             from fuzz/Cargo.toml, when set; a target set to false under
+                             [package.metadata.xtask.trace_compares] is built and run with
+                             --no-trace-compares in fuzz/target/no-trace-compares);
                              prints executions, exec/s and coverage; skipped when there are no targets;
                              installs cargo-fuzz (cargo install cargo-fuzz --locked) when missing
               Ends with a table of steps and times and, as its last line, the test counts summed
@@ -92,8 +95,9 @@ COMMANDS:
     fuzz [TARGET]
               A fuzzing campaign on one target or all of them, one after another: seeds the
               working corpus, runs libFuzzer (with the target's -max_len from
-              [package.metadata.xtask.max_len] in fuzz/Cargo.toml, when set), and prints
-              executions, executions per second, corpus size and coverage.
+              [package.metadata.xtask.max_len] in fuzz/Cargo.toml, when set, and without
+              comparison tracing for a target set so under [package.metadata.xtask.trace_compares]),
+              and prints executions, executions per second, corpus size and coverage.
               A crash is minimised (cargo fuzz tmin), copied to corpus/regressions/<target>-<hash>
               (replayed by the regression tests) and the test to write is printed.
         --time SECONDS        per target [default: 600]

@@ -199,12 +199,16 @@ pub struct FuzzManifest {
     pub seeds: Vec<(String, Vec<String>)>,
     /// `[package.metadata.xtask.max_len]`: target name to libFuzzer's `-max_len` (bytes).
     pub max_len: Vec<(String, u64)>,
+    /// `[package.metadata.xtask.trace_compares]`: the targets set to `false` there, built
+    /// without comparison tracing (`cargo fuzz --no-trace-compares`).
+    pub no_trace_compares: Vec<String>,
 }
 
 impl FuzzManifest {
     /// Parses the subset of TOML used by `fuzz/Cargo.toml`: section headers, `name = "..."` in
-    /// `[[bin]]` tables, one-line string arrays in `[package.metadata.xtask.seeds]` and integers
-    /// in `[package.metadata.xtask.max_len]`.
+    /// `[[bin]]` tables, one-line string arrays in `[package.metadata.xtask.seeds]`, integers
+    /// in `[package.metadata.xtask.max_len]` and booleans in
+    /// `[package.metadata.xtask.trace_compares]`.
     pub fn parse(text: &str) -> FuzzManifest {
         let mut manifest = FuzzManifest::default();
         let mut section = String::new();
@@ -236,6 +240,8 @@ impl FuzzManifest {
                 && let Ok(n) = value.replace('_', "").parse::<u64>()
             {
                 manifest.max_len.push((key.to_owned(), n));
+            } else if section == "[package.metadata.xtask.trace_compares]" && value == "false" {
+                manifest.no_trace_compares.push(key.to_owned());
             }
         }
         manifest
@@ -247,6 +253,12 @@ impl FuzzManifest {
             .iter()
             .find(|(t, _)| t == target)
             .map(|(_, n)| *n)
+    }
+
+    /// Whether `target` is built with comparison tracing (the default; `false` under
+    /// `[package.metadata.xtask.trace_compares]` turns it off).
+    pub fn traces_compares(&self, target: &str) -> bool {
+        !self.no_trace_compares.iter().any(|t| t == target)
     }
 
     /// The seed directories configured for `target`, if any.
@@ -371,6 +383,10 @@ path = "fuzz_targets/parse_roundtrip.rs"
 [package.metadata.xtask.max_len]
 classify = 4_096
 
+[package.metadata.xtask.trace_compares]
+classify = false  # generated inputs
+parse_roundtrip = true
+
 [[bin]]
 name = "classify"
 "#;
@@ -386,6 +402,9 @@ name = "classify"
         assert_eq!(m.seeds_for("classify"), ["corpus/errors"]);
         assert!(m.seeds_for("other").is_empty());
         assert_eq!(m.max_len_for("classify"), Some(4096));
+        assert!(!m.traces_compares("classify"));
+        assert!(m.traces_compares("parse_roundtrip"));
+        assert!(m.traces_compares("other"));
         assert_eq!(m.max_len_for("parse_roundtrip"), None);
         assert!(
             FuzzManifest::parse("[package]\nname = \"x\"\n")

@@ -414,7 +414,9 @@ fn fuzz_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         let report = fuzz::seed(&root, &manifest, target)?;
         fuzz::print_seed_report(target, &report);
     }
-    v.step("fuzz: build", &fuzzer.build_cmd(), Check::Status)?;
+    for (label, build) in fuzzer.build_cmds() {
+        v.step(&label, &build, Check::Status)?;
+    }
 
     let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     let seconds = fuzz_seconds(ci, v.start.elapsed(), manifest.targets.len(), opts);
