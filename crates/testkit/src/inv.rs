@@ -154,7 +154,16 @@ fn thinking_first_on(
                     ));
                 }
             }
-            if let Some(i) = open_loop_start(out) {
+            // A model that refuses manual mode outright rejects the request for that first
+            // (CFG-02, left for the caller: the thinking configuration is the caller's choice),
+            // and no strategy of AN-16's may apply to it (none disables thinking there). Found
+            // by fuzzing: corpus/regressions/repair_invariants-6ac8dd43c63bc58a.
+            let manual_refused = r
+                .report
+                .findings_left
+                .iter()
+                .any(|f| f.rule.as_str() == "CFG-02");
+            if !manual_refused && let Some(i) = open_loop_start(out) {
                 let first = blocks_of(out, i).first();
                 if !first.is_some_and(|b| b.kind().is_thinking()) {
                     return Err(format!(

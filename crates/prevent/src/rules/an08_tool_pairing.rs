@@ -220,8 +220,14 @@ fn ids(format: Format) -> (RuleId, RuleId, RuleId, RuleId) {
 }
 
 /// True when a call and a result name each other ([`key`]).
-fn answers(call: &BlockRef<'_>, result: &BlockRef<'_>) -> bool {
-    key(call) == key(result)
+/// Whether `result` answers `call`: the same key, for a call that can be answered at all (a
+/// call outside Gemini with no `id` cannot, as in [`call_key`]; keyed by name, it used to match a
+/// result with no `tool_use_id` here while the closer look called that result an orphan, so
+/// `check` reported AN-10 and `repair`, once AN-05 had removed a blank block before the result,
+/// let it stand: found by the repair_invariants fuzz target,
+/// `corpus/regressions/repair_invariants-2de48a77c441e0bc`).
+fn answers(call: &BlockRef<'_>, result: &BlockRef<'_>, format: Format) -> bool {
+    (call.id().is_some() || format == Format::Gemini) && key(call) == key(result)
 }
 
 /// The common case, decided without allocating: the turn `[start, a_end)` makes calls, the user
@@ -239,6 +245,7 @@ fn turn_is_answered(
         return false;
     }
     pending.clear();
+    let format = d.transcript().format;
     for k in start..a_end {
         if d.summary(k).kinds.contains(BlockKind::ToolCall) {
             pending.extend(
@@ -260,7 +267,7 @@ fn turn_is_answered(
         }
         let matched = pending
             .iter()
-            .position(|&(k, j)| d.block(k, j).is_some_and(|c| answers(&c, &r)));
+            .position(|&(k, j)| d.block(k, j).is_some_and(|c| answers(&c, &r, format)));
         match matched {
             Some(p) => {
                 pending.swap_remove(p);
@@ -740,6 +747,39 @@ mod tests {
             Expect {
                 rules: &["AN-10", "AN-12"],
                 after: Some(&after),
+                left: &["AN-12"],
+            },
+        );
+    }
+
+    /// Found by fuzzing `repair_invariants` (`corpus/regressions/repair_invariants-2de48a77c441e0bc`):
+    /// a call with no `id` and a result with no `tool_use_id`, a blank text block before the
+    /// result. `check` called the result an orphan (AN-10); `repair`, once AN-05 had removed the
+    /// blank block, took the result as the call's answer (both keyed by the call's name) and
+    /// left it. Both now say orphan, and the repaired request pairs every result with a call.
+    #[test]
+    fn a_result_without_an_id_answers_no_call_without_one() {
+        let thinking = crate::rules::common::testing::thinking("List");
+        // Neither an id nor a name (the fuzzer's `jd` and `na-e`): both keyed `name:`.
+        let call = r#"{"type":"tool_use","input":{"command":"ls"}}"#;
+        let orphan = r#"{"type":"tool_result","content":"a.txt"}"#;
+        let tail = r#"{"role":"assistant","content":"done"},{"role":"user","content":"thanks"}"#;
+        let manual = r#"{"type":"enabled","budget_tokens":1024}"#;
+        let msgs = |user: &str| {
+            format!(
+                r#"{{"role":"user","content":"ls"}},{{"role":"assistant","content":[{thinking},{call}]}},{{"role":"user","content":[{user}]}},{tail}"#
+            )
+        };
+        let go_on = r#"{"type":"text","text":"go on"}"#;
+        check_case(
+            &body(
+                "claude-sonnet-4-5",
+                manual,
+                &msgs(&format!(r#"{{"type":"text","text":" "}},{orphan},{go_on}"#)),
+            ),
+            Expect {
+                rules: &["AN-05", "AN-10", "AN-12", "AN-12"],
+                after: Some(&body("claude-sonnet-4-5", manual, &msgs(go_on))),
                 left: &["AN-12"],
             },
         );

@@ -23,12 +23,25 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 use crate::policy::MissingThinking;
 use crate::profile::Mode;
-use crate::rules::common::{open_loop_start, restore, text_block};
+use crate::rules::common::{open_loop_start, restore, stored_original, text_block};
 
-/// What the policy would do, for the finding.
-fn describe(ladder: &[MissingThinking]) -> String {
+/// Whether `strategy` can apply to the loop starting at message `i`: a restore needs the turn
+/// in the store, disabling or switching to adaptive needs a model that accepts the mode.
+fn applies(ctx: &Ctx<'_>, f: &Fixer<'_, '_>, i: usize, strategy: MissingThinking) -> bool {
+    match strategy {
+        MissingThinking::Restore => stored_original(ctx, f, i).is_some(),
+        MissingThinking::DisableThinking => ctx.profile.disabled_ok,
+        MissingThinking::Adaptive => ctx.profile.adaptive_ok,
+        MissingThinking::CloseLoop => true,
+    }
+}
+
+/// What the policy would do, for the finding: the strategies that can apply, in the policy's
+/// order; `None` when none can (the policy is `fail`, or the model accepts none of its modes:
+/// the finding then offers no repair, and `repair` leaves it for the caller).
+fn describe(ladder: &[MissingThinking]) -> Option<String> {
     if ladder.is_empty() {
-        return "none (policy: fail)".to_owned();
+        return None;
     }
     let names: Vec<&str> = ladder
         .iter()
@@ -39,7 +52,7 @@ fn describe(ladder: &[MissingThinking]) -> String {
             MissingThinking::CloseLoop => "close the tool loop",
         })
         .collect();
-    names.join(", else ")
+    Some(names.join(", else "))
 }
 
 /// Finds an open loop without thinking up front, and applies the policy's first strategy that
@@ -54,10 +67,17 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         return;
     }
     let found = first.type_name().into_owned();
+    let ladder: Vec<MissingThinking> = ctx
+        .policy
+        .on_missing_thinking
+        .iter()
+        .copied()
+        .filter(|&m| applies(ctx, f, i, m))
+        .collect();
     f.find(RuleId::An16, Severity::Error, i, Some(0),
         format!("Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block."),
-        Some(&describe(&ctx.policy.on_missing_thinking)));
-    for strategy in ctx.policy.on_missing_thinking.clone() {
+        describe(&ladder).as_deref());
+    for strategy in ladder {
         match strategy {
             MissingThinking::Restore if restore(ctx, f, RuleId::An16, i) => return,
             MissingThinking::DisableThinking if ctx.profile.disabled_ok => {
@@ -136,6 +156,31 @@ mod tests {
                 rules: &["AN-16"],
                 after: Some(&after),
                 left: &[],
+            },
+        );
+    }
+
+    /// A model that accepts neither `disabled` nor (without a store) a restore: the finding offers
+    /// no repair and is left, with the body unchanged. It used to offer the policy's whole
+    /// ladder, so a repaired output still held a "repairable" AN-16 (the convergence invariant,
+    /// found by fuzzing: corpus/regressions/repair_invariants-6ac8dd43c63bc58a).
+    #[test]
+    fn an_open_loop_on_a_model_that_refuses_disabled_thinking_is_left_with_no_repair() {
+        let msgs = r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}"#;
+        let input = body("claude-mythos-preview", MANUAL, msgs);
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let an16: Vec<Option<String>> = crate::check(&t, &crate::Options::default())
+            .into_iter()
+            .filter(|f| f.rule.as_str() == "AN-16")
+            .map(|f| f.repair)
+            .collect();
+        assert_eq!(an16, vec![None]);
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-16"],
+                after: None,
+                left: &["AN-16"],
             },
         );
     }
