@@ -318,6 +318,7 @@ mod tests {
         assert_eq!(RuleId::join(&[]), "");
         assert_eq!(RuleId::An05, "AN-05");
         assert_eq!("AN-05", RuleId::An05);
+        assert!(RuleId::An05 == *"AN-05" && RuleId::An05 != *"AN-06");
         assert_ne!(RuleId::An05, "AN-04");
     }
 

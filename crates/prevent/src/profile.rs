@@ -1021,6 +1021,15 @@ mod tests {
         assert!(ProfileOverrides::parse("[models.x]\nbogus = 1\n", false).is_err());
     }
 
+    /// A pattern ending in `*` patches the models whose id starts with it, and no other.
+    #[test]
+    fn a_prefix_override_leaves_other_models_alone() {
+        let o = ProfileOverrides::parse("[models.\"claude-nova-*\"]\nprefill_ok = true\n", false)
+            .expect("parses");
+        assert!(profile_for(Some("claude-nova-2"), Some(&o)).prefill_ok);
+        assert!(!profile_for(Some("claude-opus-4-7"), Some(&o)).prefill_ok);
+    }
+
     #[test]
     fn the_5_5_generation_has_its_documented_profiles() {
         let opus = profile_for(Some("claude-opus-5-5"), None);

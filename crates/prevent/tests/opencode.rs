@@ -434,3 +434,39 @@ fn an_interrupted_call_starts_when_it_started_or_else_with_its_message() {
         )
     );
 }
+
+/// A session whose last message is a prompt goes where that prompt's model says, even when an
+/// assistant message before it ran elsewhere (OpenCode sends the next request with the prompt's
+/// model).
+#[test]
+fn the_last_prompts_model_beats_an_earlier_assistants() {
+    let ses = "ses_0a1b2c3d4ffeTinySession01";
+    let user = |id: &str, created: u64, model: &str| {
+        format!(
+            r#"{{"info":{{"id":"{id}","sessionID":"{ses}","role":"user","time":{{"created":{created}}},"model":{{"providerID":"anthropic","modelID":"{model}"}}}},"parts":[]}}"#
+        )
+    };
+    let assistant = format!(
+        r#"{{"info":{{"id":"msg_ed8700000002AsstFirst0002","sessionID":"{ses}","role":"assistant","parentID":"msg_ed8700000001UserFirst0001","providerID":"opencode","modelID":"moonshotai/kimi-k2.6","mode":"build","path":{{"cwd":"/","root":"/"}},"cost":0,"tokens":{{"input":1,"output":1,"reasoning":0,"cache":{{"read":0,"write":0}}}},"time":{{"created":1781740001000,"completed":1781740002000}}}},"parts":[]}}"#
+    );
+    let text = format!(
+        "[{},{assistant},{}]",
+        user(
+            "msg_ed8700000001UserFirst0001",
+            1_781_740_000_000,
+            "claude-sonnet-4-5"
+        ),
+        user(
+            "msg_ed8700000003UserSecond003",
+            1_781_740_003_000,
+            "claude-opus-4-6"
+        )
+    );
+    let s = load_export(&text, "three").expect("loads");
+    let t = session_target(&s, None);
+    assert_eq!(
+        (t.provider.as_deref(), t.model.as_deref(), t.is_anthropic()),
+        (Some("anthropic"), Some("claude-opus-4-6"), true),
+        "{t:?}"
+    );
+}

@@ -387,3 +387,40 @@ pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Result<Vec<Findin
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// OpenCode's thinking for a model: the caller's mode when given, else adaptive where the
+    /// model has it, manual with OpenCode's budget where it has only that, and none otherwise.
+    #[test]
+    fn thinking_follows_the_caller_then_the_model() {
+        let opts = Options::default();
+        let manual = ThinkingMode::Manual {
+            budget_tokens: 16_000,
+        };
+        assert_eq!(
+            thinking_for(&opts, Some("claude-opus-4-6")),
+            ThinkingMode::Adaptive
+        );
+        assert_eq!(thinking_for(&opts, Some("claude-sonnet-4-5")), manual);
+        assert_eq!(
+            thinking_for(&opts, Some("claude-3-5-haiku")),
+            ThinkingMode::Off
+        );
+        let told = Options {
+            thinking: Some(Mode::Manual),
+            ..Options::default()
+        };
+        assert_eq!(thinking_for(&told, Some("claude-opus-4-6")), manual);
+        let off = Options {
+            thinking: Some(Mode::Off),
+            ..Options::default()
+        };
+        assert_eq!(
+            thinking_for(&off, Some("claude-opus-4-6")),
+            ThinkingMode::Off
+        );
+    }
+}
