@@ -462,7 +462,7 @@ pub fn opencode_storage(data: &[u8], depth: Depth) {
 
 /// Of the generated sessions whose bytes ask for the JSON-file tree, one in this many gets it
 /// at [`Depth::Sampled`].
-pub const TREE_ONE_IN: u64 = 64;
+pub const TREE_ONE_IN: u64 = 256;
 
 fn convert(session: &Session, input: impl std::fmt::Debug, sample: Sample) {
     // The conversion `to_anthropic_request` makes on its way, with OpenCode's default options
