@@ -197,14 +197,36 @@ pub fn open_loop_start(t: &Transcript<'_>) -> Option<usize> {
     (start..last).find(|&k| t.messages[k].role == Role::Assistant)
 }
 
+/// What identifies a block across a repair, for [`keeps_model_order`]: its bytes, except for a
+/// text block (its text) and a call (its id), which a repair may edit in place (a field the type
+/// does not define stripped, AN-06) and which are still the block the model wrote. Keyed by
+/// bytes, an edited block could equal another message's copy of it written in the other order
+/// (found by fuzzing: corpus/regressions/repair_invariants-8fb81177614efbe3, a text block after
+/// a thinking block in one message, and the same two before each other in an earlier one, the
+/// later text carrying a foreign field).
+fn order_key(t: &Transcript<'_>, b: &turnkeeper_model::Block) -> String {
+    match b.kind() {
+        BlockKind::Text if b.text.is_some() => {
+            format!(
+                "text:{}",
+                b.text.map(|s| s.decode(t.src)).unwrap_or_default()
+            )
+        }
+        BlockKind::ToolCall if b.id.is_some() => {
+            format!("call:{}", b.id.map(|s| s.decode(t.src)).unwrap_or_default())
+        }
+        _ => b.span.get(t.src).to_owned(),
+    }
+}
+
 fn keeps_model_order(t: &Transcript<'_>, out: &Transcript<'_>) -> Outcome {
-    // Every place each raw block occurs in the input's assistant messages (generated and real
-    // transcripts repeat identical blocks, so one raw text may sit in several messages).
-    let mut at: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    // Every place each block occurs in the input's assistant messages (generated and real
+    // transcripts repeat identical blocks, so one block may sit in several messages).
+    let mut at: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
     for (i, m) in t.messages.iter().enumerate() {
         if m.role == Role::Assistant {
             for (j, b) in blocks_of(t, i).iter().enumerate() {
-                at.entry(b.span.get(t.src)).or_default().push((i, j));
+                at.entry(order_key(t, b)).or_default().push((i, j));
             }
         }
     }
@@ -212,20 +234,20 @@ fn keeps_model_order(t: &Transcript<'_>, out: &Transcript<'_>) -> Outcome {
         if m.role != Role::Assistant {
             continue;
         }
-        let known: Vec<&str> = blocks_of(out, i)
+        let known: Vec<String> = blocks_of(out, i)
             .iter()
-            .map(|b| b.span.get(out.src))
-            .filter(|raw| at.contains_key(raw))
+            .map(|b| order_key(out, b))
+            .filter(|k| at.contains_key(k))
             .collect();
         for pair in known.windows(2) {
-            let (a, b) = (&at[pair[0]], &at[pair[1]]);
+            let (a, b) = (&at[&pair[0]], &at[&pair[1]]);
             let together = a.iter().any(|x| b.iter().any(|y| x.0 == y.0));
             let in_order = a.iter().any(|x| b.iter().any(|y| x.0 == y.0 && x.1 < y.1));
             if together && !in_order {
                 return Err(format!(
                     "adaptive mode: output messages[{i}] puts {} before {}, which the model wrote the other way round",
-                    clip(pair[0]),
-                    clip(pair[1])
+                    clip(&pair[0]),
+                    clip(&pair[1])
                 ));
             }
         }
@@ -1134,4 +1156,53 @@ pub fn inv_repair_into(input: &str, opts: &Options<'_>, buf: &mut String) -> Out
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(messages: &str) -> String {
+        format!(
+            r#"{{"model":"claude-opus-4-7","max_tokens":8000,"thinking":{{"type":"adaptive"}},"messages":[{messages}]}}"#
+        )
+    }
+
+    const T: &str = r#"{"type":"thinking","thinking":"t","signature":"EqQBCkYIBxgCKkBv"}"#;
+    const P: &str = r#"{"type":"text","text":"p"}"#;
+    const P_FOREIGN: &str = r#"{"type":"text","text":"p","thoughtSignature":"x"}"#;
+
+    fn order(input: &str, output: &str) -> Outcome {
+        let t = read(input, FormatHint::Auto).map_err(|e| e.to_string())?;
+        let out = read(output, FormatHint::Auto).map_err(|e| e.to_string())?;
+        keeps_model_order(&t, &out)
+    }
+
+    /// Two blocks the model wrote thinking first, put the other way round: caught.
+    #[test]
+    fn a_reordered_turn_is_caught() {
+        let q = r#"{"role":"user","content":"q"}"#;
+        let input = body(&format!(
+            r#"{q},{{"role":"assistant","content":[{T},{P}]}},{q}"#
+        ));
+        let output = body(&format!(
+            r#"{q},{{"role":"assistant","content":[{P},{T}]}},{q}"#
+        ));
+        assert!(order(&input, &output).is_err());
+        assert_eq!(order(&input, &input), Ok(()));
+    }
+
+    /// A text block edited in place (a foreign field stripped) is the block the model wrote,
+    /// even where its new bytes equal a copy written the other way round in an earlier message.
+    #[test]
+    fn an_edited_block_keeps_its_place() {
+        let q = r#"{"role":"user","content":"q"}"#;
+        let input = body(&format!(
+            r#"{q},{{"role":"assistant","content":[{P},{T}]}},{q},{{"role":"assistant","content":[{T},{P_FOREIGN}]}},{q}"#
+        ));
+        let output = body(&format!(
+            r#"{q},{{"role":"assistant","content":[{P}]}},{q},{{"role":"assistant","content":[{T},{P}]}},{q}"#
+        ));
+        assert_eq!(order(&input, &output), Ok(()));
+    }
 }
