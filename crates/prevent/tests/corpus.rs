@@ -174,15 +174,9 @@ fn write_expect(path: &Path, expect: &serde_json::Value, got: &Lists) {
     }
 }
 
-/// Every damaged case has an `.expect.json` (model, thinking mode, an optional `policy`, the
-/// exact ordered rule ids `check` reports at error level (`rules`) and at warning level
-/// (`warnings`), those of `repair`'s changes (`changes`) and those left after it (`left`), and
-/// the ids the API's own error is about, `api_rules`) and an `.after.json` with the exact bytes `repair` returns. A case only the API
-/// can tell (a real signature moved from another provider) says `"api_only": true`: no rule
-/// fires, and the body comes back unchanged. `TURNKEEPER_BLESS=1` rewrites the rule lists and
-/// the `.after.json` files from what turnkeeper does now, for review in the diff.
-#[test]
-fn corpus_damaged_transcripts_give_exact_rules_and_repairs() {
+/// The damaged transcripts of `corpus/damaged/`, sorted: each `.json` but the `.expect.json`
+/// and `.after.json` beside it.
+fn damaged_cases() -> Vec<PathBuf> {
     let dir = root().join("corpus/damaged");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
@@ -194,6 +188,19 @@ fn corpus_damaged_transcripts_give_exact_rules_and_repairs() {
             && !name.ends_with(".after.json")
     });
     cases.sort();
+    cases
+}
+
+/// Every damaged case has an `.expect.json` (model, thinking mode, an optional `policy`, the
+/// exact ordered rule ids `check` reports at error level (`rules`) and at warning level
+/// (`warnings`), those of `repair`'s changes (`changes`) and those left after it (`left`), and
+/// the ids the API's own error is about, `api_rules`) and an `.after.json` with the exact bytes `repair` returns. A case only the API
+/// can tell (a real signature moved from another provider) says `"api_only": true`: no rule
+/// fires, and the body comes back unchanged. `TURNKEEPER_BLESS=1` rewrites the rule lists and
+/// the `.after.json` files from what turnkeeper does now, for review in the diff.
+#[test]
+fn corpus_damaged_transcripts_give_exact_rules_and_repairs() {
+    let cases = damaged_cases();
     assert!(cases.len() >= 30, "only {} damaged cases", cases.len());
     let bless = std::env::var_os("TURNKEEPER_BLESS").is_some();
     let mut failures = Vec::new();
@@ -358,17 +365,7 @@ fn rules_find_the_same_with_and_without_the_readers_facts() {
 /// holds the rule ids and the repaired bytes; this holds the words and places a user reads.
 #[test]
 fn corpus_damaged_reports() {
-    let dir = root().join("corpus/damaged");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    cases.retain(|p| {
-        let name = p.to_string_lossy();
-        p.extension().is_some_and(|x| x == "json")
-            && !name.ends_with(".expect.json")
-            && !name.ends_with(".after.json")
-    });
-    cases.sort();
+    let cases = damaged_cases();
     let mut out = String::new();
     for path in &cases {
         let name = path

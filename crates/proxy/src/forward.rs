@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use tokio::sync::mpsc;
@@ -52,31 +52,43 @@ pub(crate) fn end_to_end(headers: &HeaderMap) -> HeaderMap {
 }
 
 /// The upstream URL for a request's path and query.
-pub(crate) fn upstream_url(state: &State, uri: &http::Uri) -> String {
+fn upstream_url(state: &State, uri: &http::Uri) -> String {
     let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     format!("{}{pq}", state.upstream)
+}
+
+/// Sends one request to the upstream (the configured one, with the request's path) and counts
+/// the status it answers with: every request the proxy forwards goes through here.
+pub(crate) async fn send_upstream(
+    state: &State,
+    method: Method,
+    uri: &Uri,
+    headers: HeaderMap,
+    body: impl Into<reqwest::Body>,
+) -> Result<reqwest::Response, reqwest::Error> {
+    let sent = state
+        .client
+        .request(method, upstream_url(state, uri))
+        .headers(headers)
+        .body(body)
+        .send()
+        .await;
+    if let Ok(resp) = &sent {
+        state.metrics.inc(
+            "upstream_responses_total",
+            &[("status", resp.status().as_str())],
+        );
+    }
+    sent
 }
 
 /// Every path but `POST /v1/messages`: forwarded untouched, both bodies streamed.
 pub(crate) async fn passthrough(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
-    let url = upstream_url(state, &parts.uri);
-    let stream = body.into_data_stream();
-    let sent = state
-        .client
-        .request(parts.method, url)
-        .headers(end_to_end(&parts.headers))
-        .body(reqwest::Body::wrap_stream(stream))
-        .send()
-        .await;
-    match sent {
-        Ok(resp) => {
-            state.metrics.inc(
-                "upstream_responses_total",
-                &[("status", resp.status().as_str())],
-            );
-            stream_back(state, resp, None, HeaderMap::new())
-        }
+    let body = reqwest::Body::wrap_stream(body.into_data_stream());
+    let headers = end_to_end(&parts.headers);
+    match send_upstream(state, parts.method, &parts.uri, headers, body).await {
+        Ok(resp) => stream_back(state, resp, None, HeaderMap::new()),
         Err(e) => unreachable_upstream(state, &e),
     }
 }

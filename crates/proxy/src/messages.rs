@@ -7,7 +7,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderValue};
 use http::request::Parts;
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore};
@@ -16,7 +16,7 @@ use turnkeeper_prevent::{ChangeAction, Options, RequestChange, repair};
 use turnkeeper_recover::{Action, Attempts, classify, recover_with};
 
 use crate::forward::{
-    Tee, end_to_end, set_header, stream_back, unreachable_upstream, upstream_url,
+    Tee, end_to_end, send_upstream, set_header, stream_back, unreachable_upstream,
 };
 use crate::{Body, State, full};
 
@@ -204,20 +204,7 @@ async fn send(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<reqwest::Response, reqwest::Error> {
-    let r = state
-        .client
-        .post(upstream_url(state, &parts.uri))
-        .headers(headers)
-        .body(body)
-        .send()
-        .await;
-    if let Ok(resp) = &r {
-        state.metrics.inc(
-            "upstream_responses_total",
-            &[("status", resp.status().as_str())],
-        );
-    }
-    r
+    send_upstream(state, Method::POST, &parts.uri, headers, body).await
 }
 
 /// A tee that records the response in the turn store once it is complete.
@@ -365,19 +352,9 @@ async fn forward_large(
     let stream = head.chain(rest.into_data_stream());
     let mut headers = end_to_end(&parts.headers);
     headers.remove(header::ACCEPT_ENCODING);
-    let sent = state
-        .client
-        .post(upstream_url(state, &parts.uri))
-        .headers(headers)
-        .body(reqwest::Body::wrap_stream(stream))
-        .send()
-        .await;
-    match sent {
+    let body = reqwest::Body::wrap_stream(stream);
+    match send_upstream(state, Method::POST, &parts.uri, headers, body).await {
         Ok(resp) => {
-            state.metrics.inc(
-                "upstream_responses_total",
-                &[("status", resp.status().as_str())],
-            );
             let tee = resp.status().is_success().then(|| recorder(state));
             stream_back(state, resp, tee, HeaderMap::new())
         }
@@ -406,73 +383,16 @@ async fn recover_400(
             return complete_response(status, upstream_headers, partial, extra);
         }
     };
-    let text = String::from_utf8_lossy(&error_body);
-    let diagnosis = classify(Some(status.as_u16()), &text);
-    let kind = diagnosis.kind.as_str();
-    tracing::info!(kind, "upstream 400 classified");
-    let request = String::from_utf8_lossy(&prepared.body);
-    let opts = Options {
-        betas: prepared.sent_betas.clone(),
-        store: Some(&prepared.store),
-        ..Options::default()
-    };
-    let mut attempts = Attempts::new();
-    let recovered = match recover_with(&request, &diagnosis, &mut attempts, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::warn!(error = %e, "recovery failed; the 400 goes back as it came");
-            state
-                .metrics
-                .inc("recovery_skipped_total", &[("reason", "failed")]);
-            return complete_response(status, upstream_headers, error_body, extra);
-        }
-    };
-    let edits = !matches!(
-        recovered.action,
-        Action::Retry { .. } | Action::FixConfig { .. } | Action::Compact | Action::GiveUp { .. }
-    );
-    if !recovered.sends() || !edits {
-        tracing::info!(
-            kind,
-            action = recovered.action.name(),
-            "not repairable here; the 400 goes back"
-        );
-        state
-            .metrics
-            .inc("recovery_skipped_total", &[("reason", "not_repairable")]);
-        return complete_response(status, upstream_headers, error_body, extra);
-    }
-    if recovered.body.as_bytes() == prepared.body.as_ref() && recovered.headers.is_empty() {
-        state
-            .metrics
-            .inc("recovery_skipped_total", &[("reason", "no_change")]);
-        return complete_response(status, upstream_headers, error_body, extra);
-    }
-    let action = recovered.action.name();
-    for c in &recovered.report.changes {
-        tracing::info!(rule = %c.rule, action = %c.action, path = %c.path, reason = %c.reason, "recovery change");
-    }
-    let mut headers = headers;
-    for (k, v) in &recovered.headers {
-        if k.eq_ignore_ascii_case("anthropic-beta") {
-            let have = betas_of(&headers);
-            if !have.iter().any(|b| b == v)
-                && let Ok(v) = HeaderValue::from_str(v)
-            {
-                headers.append("anthropic-beta", v);
+    let (retried, action, kind) =
+        match retry_once(state, parts, headers, &prepared, status, &error_body).await {
+            Ok(sent) => sent,
+            Err(reason) => {
+                state
+                    .metrics
+                    .inc("recovery_skipped_total", &[("reason", reason)]);
+                return complete_response(status, upstream_headers, error_body, extra);
             }
-        }
-    }
-    let retried = match send(state, parts, headers, Bytes::from(recovered.body)).await {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::warn!(error = %e, "the retry could not be sent; the 400 goes back");
-            state
-                .metrics
-                .inc("recovery_skipped_total", &[("reason", "failed")]);
-            return complete_response(status, upstream_headers, error_body, extra);
-        }
-    };
+        };
     let class = if retried.status().is_success() {
         "2xx"
     } else {
@@ -491,6 +411,74 @@ async fn recover_400(
     set_header(&mut extra, "x-turnkeeper-error-kind", kind);
     let tee = retried.status().is_success().then(|| recorder(state));
     stream_back(state, retried, tee, extra)
+}
+
+/// Classifies an upstream 400 (`status`, `error_body`) and, when recovery plans an edit of the
+/// body that changes it, sends the recovered request once. `Ok` holds the retried response, the
+/// action and the error kind; `Err` why the 400 goes back as it came (the metric's reason).
+async fn retry_once(
+    state: &Arc<State>,
+    parts: &Parts,
+    mut headers: HeaderMap,
+    prepared: &Prepared,
+    status: StatusCode,
+    error_body: &Bytes,
+) -> Result<(reqwest::Response, &'static str, &'static str), &'static str> {
+    let text = String::from_utf8_lossy(error_body);
+    let diagnosis = classify(Some(status.as_u16()), &text);
+    let kind = diagnosis.kind.as_str();
+    tracing::info!(kind, "upstream 400 classified");
+    let request = String::from_utf8_lossy(&prepared.body);
+    let opts = Options {
+        betas: prepared.sent_betas.clone(),
+        store: Some(&prepared.store),
+        ..Options::default()
+    };
+    let mut attempts = Attempts::new();
+    let recovered = match recover_with(&request, &diagnosis, &mut attempts, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "recovery failed; the 400 goes back as it came");
+            return Err("failed");
+        }
+    };
+    let edits = !matches!(
+        recovered.action,
+        Action::Retry { .. } | Action::FixConfig { .. } | Action::Compact | Action::GiveUp { .. }
+    );
+    if !recovered.sends() || !edits {
+        tracing::info!(
+            kind,
+            action = recovered.action.name(),
+            "not repairable here; the 400 goes back"
+        );
+        return Err("not_repairable");
+    }
+    if recovered.body.as_bytes() == prepared.body.as_ref() && recovered.headers.is_empty() {
+        return Err("no_change");
+    }
+    let action = recovered.action.name();
+    for c in &recovered.report.changes {
+        tracing::info!(rule = %c.rule, action = %c.action, path = %c.path, reason = %c.reason, "recovery change");
+    }
+    for (k, v) in &recovered.headers {
+        if k.eq_ignore_ascii_case("anthropic-beta") {
+            let have = betas_of(&headers);
+            if !have.iter().any(|b| b == v)
+                && let Ok(v) = HeaderValue::from_str(v)
+            {
+                headers.append("anthropic-beta", v);
+            }
+        }
+    }
+    let retried = match send(state, parts, headers, Bytes::from(recovered.body)).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "the retry could not be sent; the 400 goes back");
+            return Err("failed");
+        }
+    };
+    Ok((retried, action, kind))
 }
 
 /// Reads a response body up to `limit`; `Err` carries what was read when it is longer or cut.

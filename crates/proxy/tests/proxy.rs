@@ -249,14 +249,12 @@ async fn a_streams_first_event_arrives_before_the_upstream_finishes() {
         return;
     };
     let turn = tool_turn(&mock, true);
-    let r = client()
-        .post(format!("{}/v1/messages", base(&proxy)))
-        .header("x-mock-reply", &turn.id)
-        .header("x-mock-hold", "1")
-        .body(first_request("hold", true).to_string())
-        .send()
-        .await
-        .expect("sent");
+    let r = send(
+        &base(&proxy),
+        first_request("hold", true).to_string(),
+        &[("x-mock-reply", &turn.id), ("x-mock-hold", "1")],
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let mut r = r;
     let first = tokio::time::timeout(Duration::from_secs(5), r.chunk())
@@ -296,14 +294,12 @@ async fn an_upstream_cut_mid_stream_leaves_no_record() {
         return;
     };
     let turn = tool_turn(&mock, true);
-    let r = client()
-        .post(format!("{}/v1/messages", base(&proxy)))
-        .header("x-mock-reply", &turn.id)
-        .header("x-mock-cut-after", "4")
-        .body(first_request("cut", true).to_string())
-        .send()
-        .await
-        .expect("sent");
+    let r = send(
+        &base(&proxy),
+        first_request("cut", true).to_string(),
+        &[("x-mock-reply", &turn.id), ("x-mock-cut-after", "4")],
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let body = r.bytes().await;
     assert!(
@@ -333,15 +329,16 @@ async fn a_client_gone_mid_stream_leaves_no_record() {
         return;
     };
     let turn = tool_turn(&mock, true);
-    let mut r = client()
-        .post(format!("{}/v1/messages", base(&proxy)))
-        .header("x-mock-reply", &turn.id)
-        .header("x-mock-hold", "1")
-        .header("x-mock-delay-ms", "30")
-        .body(first_request("leave", true).to_string())
-        .send()
-        .await
-        .expect("sent");
+    let mut r = send(
+        &base(&proxy),
+        first_request("leave", true).to_string(),
+        &[
+            ("x-mock-reply", &turn.id),
+            ("x-mock-hold", "1"),
+            ("x-mock-delay-ms", "30"),
+        ],
+    )
+    .await;
     let first = r.chunk().await.expect("chunk").expect("data");
     assert!(first.starts_with(b"event: message_start"));
     drop(r);

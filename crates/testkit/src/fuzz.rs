@@ -19,7 +19,7 @@ use arbitrary::Unstructured;
 use turnkeeper_model::opencode::{
     AnthropicOptions, Session, load_export, to_anthropic_request, to_model_messages,
 };
-use turnkeeper_model::{FormatHint, Transcript, read, read_bytes, sniff};
+use turnkeeper_model::{FormatHint, read, read_bytes, sniff};
 use turnkeeper_prevent::Options;
 use turnkeeper_recover::{Attempts, classify as classify_text, plan};
 use turnkeeper_stores::opencode::JsonStore;
@@ -227,34 +227,21 @@ pub const SAMPLED_INVARIANTS: &[&str] = &[
 /// One input in this many gets [`SAMPLED_INVARIANTS`] at [`Depth::Sampled`].
 pub const SAMPLED_ONE_IN: u64 = 16;
 
-/// Invariants 1 to 8 at `sample`'s depth: [`EVERY_INPUT_INVARIANTS`] always,
+/// Which of invariants 1 to 8 run at `sample`'s depth: [`EVERY_INPUT_INVARIANTS`] always,
 /// [`SAMPLED_INVARIANTS`] when the sample says so (salt `salt`).
+fn sampled_pick(sample: Sample, salt: u64) -> impl Fn(&str) -> bool {
+    let all = sample.one_in(SAMPLED_ONE_IN, salt);
+    move |name| all || EVERY_INPUT_INVARIANTS.contains(&name)
+}
+
+/// Invariants 1 to 8 on `text` at `sample`'s depth ([`sampled_pick`]).
 fn sampled_repair_invariants(
     text: &str,
     opts: &Options<'_>,
     sample: Sample,
     salt: u64,
 ) -> Result<(), String> {
-    let all = sample.one_in(SAMPLED_ONE_IN, salt);
-    repair_invariants_where(text, opts, &|name| {
-        all || EVERY_INPUT_INVARIANTS.contains(&name)
-    })
-}
-
-/// [`sampled_repair_invariants`] on `t`, a reading of the input the caller has made already.
-fn sampled_repair_invariants_read(
-    t: &Transcript<'_>,
-    opts: &Options<'_>,
-    sample: Sample,
-    salt: u64,
-) -> Result<(), String> {
-    let all = sample.one_in(SAMPLED_ONE_IN, salt);
-    if all {
-        inv_roundtrip(t.src).map_err(|e| format!("roundtrip: {e}"))?;
-    }
-    repair_invariants_read(t, opts, &|name| {
-        all || EVERY_INPUT_INVARIANTS.contains(&name)
-    })
+    repair_invariants_where(text, opts, &sampled_pick(sample, salt))
 }
 
 /// Target `repair_invariants`: invariants 1 to 8 on a generated (usually damaged) conversation,
@@ -488,7 +475,7 @@ fn convert(session: &Session, input: impl std::fmt::Debug, sample: Sample) {
             input,
         );
     }
-    if let Err(e) = sampled_repair_invariants_read(&t, &Options::default(), sample, 5) {
+    if let Err(e) = repair_invariants_read(&t, &Options::default(), &sampled_pick(sample, 5)) {
         fail(format!("on the converted request {}: {e}", req.body), input);
     }
 }

@@ -50,8 +50,14 @@ pub fn run<'a>(
     let Ok(t) = read(input, FormatHint::Auto) else {
         return Ok(None);
     };
-    match repair(&t, opts) {
-        Ok(r) => Ok(Some((t, r))),
+    let r = repaired(&t, opts)?;
+    Ok(Some((t, r)))
+}
+
+/// Repairs `t`; `Err` when the repair failed closed, as [`run`] reports it.
+fn repaired<'a>(t: &Transcript<'a>, opts: &Options<'_>) -> Result<Repaired<'a>, String> {
+    match repair(t, opts) {
+        Ok(r) => Ok(r),
         Err(PreventError::Guard(g)) => Err(format!("repair failed closed: {g}")),
         Err(e) => Err(format!("repair failed on a readable input: {e}")),
     }
@@ -197,6 +203,10 @@ pub fn open_loop_start(t: &Transcript<'_>) -> Option<usize> {
     (start..last).find(|&k| t.messages[k].role == Role::Assistant)
 }
 
+/// A block's identity for [`keeps_model_order`]: a tag (0 bytes, 1 text, 2 call id) and the
+/// text it is known by ([`order_key`]).
+type OrderKey<'t> = (u8, Cow<'t, str>);
+
 /// What identifies a block across a repair, for [`keeps_model_order`]: its bytes, except for a
 /// text block (its text) and a call (its id), which a repair may edit in place (a field the type
 /// does not define stripped, AN-06) and which are still the block the model wrote. Keyed by
@@ -204,25 +214,18 @@ pub fn open_loop_start(t: &Transcript<'_>) -> Option<usize> {
 /// (found by fuzzing: corpus/regressions/repair_invariants-8fb81177614efbe3, a text block after
 /// a thinking block in one message, and the same two before each other in an earlier one, the
 /// later text carrying a foreign field).
-fn order_key(t: &Transcript<'_>, b: &turnkeeper_model::Block) -> String {
-    match b.kind() {
-        BlockKind::Text if b.text.is_some() => {
-            format!(
-                "text:{}",
-                b.text.map(|s| s.decode(t.src)).unwrap_or_default()
-            )
-        }
-        BlockKind::ToolCall if b.id.is_some() => {
-            format!("call:{}", b.id.map(|s| s.decode(t.src)).unwrap_or_default())
-        }
-        _ => b.span.get(t.src).to_owned(),
+fn order_key<'t>(t: &'t Transcript<'_>, b: &turnkeeper_model::Block) -> OrderKey<'t> {
+    match (b.kind(), b.text, b.id) {
+        (BlockKind::Text, Some(text), _) => (1, text.decode(t.src)),
+        (BlockKind::ToolCall, _, Some(id)) => (2, id.decode(t.src)),
+        _ => (0, Cow::Borrowed(b.span.get(t.src))),
     }
 }
 
 fn keeps_model_order(t: &Transcript<'_>, out: &Transcript<'_>) -> Outcome {
     // Every place each block occurs in the input's assistant messages (generated and real
     // transcripts repeat identical blocks, so one block may sit in several messages).
-    let mut at: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+    let mut at: HashMap<OrderKey<'_>, Vec<(usize, usize)>> = HashMap::new();
     for (i, m) in t.messages.iter().enumerate() {
         if m.role == Role::Assistant {
             for (j, b) in blocks_of(t, i).iter().enumerate() {
@@ -234,20 +237,21 @@ fn keeps_model_order(t: &Transcript<'_>, out: &Transcript<'_>) -> Outcome {
         if m.role != Role::Assistant {
             continue;
         }
-        let known: Vec<String> = blocks_of(out, i)
+        // Each known block's key, and its bytes for the message.
+        let known: Vec<(OrderKey<'_>, &str)> = blocks_of(out, i)
             .iter()
-            .map(|b| order_key(out, b))
-            .filter(|k| at.contains_key(k))
+            .map(|b| (order_key(out, b), b.span.get(out.src)))
+            .filter(|(k, _)| at.contains_key(k))
             .collect();
         for pair in known.windows(2) {
-            let (a, b) = (&at[&pair[0]], &at[&pair[1]]);
+            let (a, b) = (&at[&pair[0].0], &at[&pair[1].0]);
             let together = a.iter().any(|x| b.iter().any(|y| x.0 == y.0));
             let in_order = a.iter().any(|x| b.iter().any(|y| x.0 == y.0 && x.1 < y.1));
             if together && !in_order {
                 return Err(format!(
                     "adaptive mode: output messages[{i}] puts {} before {}, which the model wrote the other way round",
-                    clip(&pair[0]),
-                    clip(&pair[1])
+                    clip(pair[0].1),
+                    clip(pair[1].1)
                 ));
             }
         }
@@ -1019,18 +1023,15 @@ pub fn repair_invariants_where(
     opts: &Options<'_>,
     pick: &dyn Fn(&str) -> bool,
 ) -> Outcome {
-    if pick("roundtrip") {
-        inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    match read(input, FormatHint::Auto) {
+        Ok(t) => repair_invariants_read(&t, opts, pick),
+        Err(_) if pick("roundtrip") => inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}")),
+        Err(_) => Ok(()),
     }
-    let Ok(t) = read(input, FormatHint::Auto) else {
-        return Ok(());
-    };
-    repair_invariants_read(&t, opts, pick)
 }
 
 /// [`repair_invariants_where`] on `t`, the caller's reading of the input (`read` with
-/// [`FormatHint::Auto`]), for a caller that has read it already; the round trip (which reads the
-/// input again in each format) is left to the caller.
+/// [`FormatHint::Auto`]), for a caller that has read it already.
 ///
 /// # Errors
 /// `"<name>: <explanation>"`.
@@ -1049,20 +1050,12 @@ pub fn repair_invariants_read(
         ("idempotent", idempotent_on),
     ];
     let input = t.src;
+    if pick("roundtrip") {
+        inv_roundtrip(input).map_err(|e| format!("roundtrip: {e}"))?;
+    }
     // One repair, and one reading of its output, serve every invariant (as if each had made its
     // own: a failed repair is the first invariant's finding).
-    let r = match repair(t, opts) {
-        Ok(r) => r,
-        Err(PreventError::Guard(g)) => {
-            return Err(format!("{}: repair failed closed: {g}", checks[0].0));
-        }
-        Err(e) => {
-            return Err(format!(
-                "{}: repair failed on a readable input: {e}",
-                checks[0].0
-            ));
-        }
-    };
+    let r = repaired(t, opts).map_err(|e| format!("{}: {e}", checks[0].0))?;
     // An unchanged body is the input: its reading is the input's (`read` with the sniffed
     // format forced is `read` with `Auto`), so it is not read again.
     let read_again;

@@ -23,13 +23,13 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 use crate::policy::MissingThinking;
 use crate::profile::Mode;
-use crate::rules::common::{open_loop_start, restore, stored_original, text_block};
+use crate::rules::common::{open_loop_start, stored_original, text_block};
 
-/// Whether `strategy` can apply to the loop starting at message `i`: a restore needs the turn
-/// in the store, disabling or switching to adaptive needs a model that accepts the mode.
-fn applies(ctx: &Ctx<'_>, f: &Fixer<'_, '_>, i: usize, strategy: MissingThinking) -> bool {
+/// Whether `strategy` can apply: a restore needs the turn in the store (`stored`), disabling or
+/// switching to adaptive needs a model that accepts the mode.
+fn applies(ctx: &Ctx<'_>, stored: bool, strategy: MissingThinking) -> bool {
     match strategy {
-        MissingThinking::Restore => stored_original(ctx, f, i).is_some(),
+        MissingThinking::Restore => stored,
         MissingThinking::DisableThinking => ctx.profile.disabled_ok,
         MissingThinking::Adaptive => ctx.profile.adaptive_ok,
         MissingThinking::CloseLoop => true,
@@ -67,27 +67,43 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         return;
     }
     let found = first.type_name().into_owned();
+    // The store is asked once, and only when the policy would restore.
+    let wants_restore = ctx
+        .policy
+        .on_missing_thinking
+        .contains(&MissingThinking::Restore);
+    let mut original = if wants_restore {
+        stored_original(ctx, f, i)
+    } else {
+        None
+    };
     let ladder: Vec<MissingThinking> = ctx
         .policy
         .on_missing_thinking
         .iter()
         .copied()
-        .filter(|&m| applies(ctx, f, i, m))
+        .filter(|&m| applies(ctx, original.is_some(), m))
         .collect();
     f.find(RuleId::An16, Severity::Error, i, Some(0),
         format!("Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block."),
         describe(&ladder).as_deref());
     for strategy in ladder {
         match strategy {
-            MissingThinking::Restore if restore(ctx, f, RuleId::An16, i) => return,
-            MissingThinking::DisableThinking if ctx.profile.disabled_ok => {
+            MissingThinking::Restore => {
+                if let Some((blocks, guarded)) = original.take()
+                    && f.restore_message(RuleId::An16, i, blocks, guarded)
+                {
+                    return;
+                }
+            }
+            MissingThinking::DisableThinking => {
                 if f.set_param(RuleId::An16, "thinking", "{\"type\":\"disabled\"}",
                     "disabled thinking for this request: the open tool loop's first assistant message has no thinking to send back (it resumes on the next turn)") {
                     ctx.mode = Mode::Off;
                 }
                 return;
             }
-            MissingThinking::Adaptive if ctx.profile.adaptive_ok => {
+            MissingThinking::Adaptive => {
                 if f.set_param(RuleId::An16, "thinking", "{\"type\":\"adaptive\"}",
                     "switched to adaptive thinking, which does not require the turn to start with thinking (AN-17)") {
                     ctx.mode = Mode::Adaptive;
@@ -110,7 +126,6 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     return;
                 }
             }
-            _ => {}
         }
     }
 }

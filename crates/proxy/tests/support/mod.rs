@@ -74,8 +74,13 @@ impl Got {
     }
 }
 
-/// POSTs `body` to `base` + `/v1/messages` with `headers`, and reads the whole response.
-pub async fn post(base: &str, body: impl Into<Bytes>, headers: &[(&str, &str)]) -> Got {
+/// `POST /v1/messages` to `base` with `body`, the usual client headers and `headers` (the mock's
+/// controls among them); the response as it starts, its body not yet read.
+pub async fn send(
+    base: &str,
+    body: impl Into<Bytes>,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
     let mut rb = client()
         .post(format!("{base}/v1/messages"))
         .header("content-type", "application/json")
@@ -85,7 +90,12 @@ pub async fn post(base: &str, body: impl Into<Bytes>, headers: &[(&str, &str)]) 
     for (k, v) in headers {
         rb = rb.header(*k, *v);
     }
-    let r = rb.send().await.expect("request sent");
+    rb.send().await.expect("request sent")
+}
+
+/// POSTs `body` to `base` + `/v1/messages` with `headers`, and reads the whole response.
+pub async fn post(base: &str, body: impl Into<Bytes>, headers: &[(&str, &str)]) -> Got {
+    let r = send(base, body, headers).await;
     let status = r.status().as_u16();
     let headers = r.headers().clone();
     let body = r.bytes().await.expect("body read");
