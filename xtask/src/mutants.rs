@@ -441,6 +441,9 @@ pub fn mutants(root: &Path, opts: &MutantsOptions) -> Result<()> {
         } else {
             None
         };
+        // cargo-mutants refuses an `--output` directory that does not exist (a fresh clone, or
+        // after target/ was cleaned).
+        std::fs::create_dir_all(&dir)?;
         let cmd = command(root, krate, opts.shard, false, carried.as_ref());
         if carried.as_ref().is_some_and(|c| c.retest.is_empty()) {
             println!("==> mutants {krate}: the last run missed nothing; nothing to test again");
