@@ -12,7 +12,10 @@ use turnkeeper::prevent::{MissingThinking, PrefixEdit};
 use turnkeeper::{Finding, Mode, Options, Policy, ProfileOverrides, Report, Severity, TurnStore};
 
 use crate::fail;
-use crate::input::{FormatArg, Input, load_session, open_store, read_input};
+use crate::input::{
+    FormatArg, Input, is_stdout, load_session, open_store, read_input, report_not_on_body,
+    write_output,
+};
 use crate::render::{self, Lines, Style};
 
 /// `--thinking`.
@@ -93,13 +96,14 @@ pub struct CheckArgs {
 pub struct RepairArgs {
     #[command(flatten)]
     target: TargetArgs,
-    /// Write the repaired body here instead of standard output.
+    /// Write the repaired body here instead of standard output (`-`: standard output).
     #[arg(short = 'o', long, conflicts_with = "in_place")]
     output: Option<PathBuf>,
     /// Rewrite the input file atomically, keeping `FILE.bak`.
     #[arg(long)]
     in_place: bool,
-    /// Write the JSON report here.
+    /// Write the JSON report here (`-`: standard output, when the body goes to `-o FILE` or
+    /// `--in-place`).
     #[arg(long)]
     report: Option<PathBuf>,
 }
@@ -369,6 +373,10 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
     if a.in_place && t.file.as_ref().is_none_or(|f| f.as_os_str() == "-") {
         return fail("--in-place needs a FILE");
     }
+    let body_on_stdout = !a.in_place && a.output.as_deref().is_none_or(is_stdout);
+    if let Err(e) = report_not_on_body(a.report.as_deref(), body_on_stdout) {
+        return fail(e);
+    }
     let loaded = match t.load() {
         Ok(l) => l,
         Err(e) => return fail(e),
@@ -400,7 +408,7 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
     eprint!("{}", human_report(&name, &fixed.report));
     if let Some(p) = &a.report {
         let text = report_json(&fixed.report).to_string();
-        if let Err(e) = write_atomically(p, &text, false) {
+        if let Err(e) = write_output(p, text.as_bytes()) {
             return fail(e);
         }
     }
@@ -412,7 +420,7 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
                 .as_deref()
                 .map_or(Ok(()), |f| write_atomically(f, &fixed.body, true))
         }
-    } else if let Some(o) = &a.output {
+    } else if let Some(o) = a.output.as_deref().filter(|o| !is_stdout(o)) {
         write_atomically(o, &fixed.body, false)
     } else {
         let mut stdout = std::io::stdout().lock();

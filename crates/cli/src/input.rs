@@ -1,6 +1,6 @@
 //! Reading the input: a file, standard input, or an OpenCode storage directory.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
@@ -141,6 +141,35 @@ pub fn load_session(store: &Located, id: Option<&str>) -> Result<Session, String
             .ok_or_else(|| format!("{}: the store holds no session", store.path().display()))?,
     };
     store.load(&id).map_err(|e| e.to_string())
+}
+
+/// Whether an output path names standard output: `-`, as for the input.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Writes an output a command names with `-o` or `--report`: to standard output for `-`
+/// ([`is_stdout`]), else to the file, atomically ([`write_file`]).
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if !is_stdout(path) {
+        return write_file(path, bytes);
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("<stdout>: {e}"))
+}
+
+/// Refuses a `--report -` when the body goes to standard output too (no `-o FILE`, no
+/// `--in-place`): the two would be mixed in one stream.
+pub fn report_not_on_body(report: Option<&Path>, body_on_stdout: bool) -> Result<(), String> {
+    match report {
+        Some(r) if is_stdout(r) && body_on_stdout => Err(
+            "--report -: standard output already carries the body; write the body with -o FILE (or --in-place), or the report to a file"
+                .to_owned(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Writes `bytes` to `path` atomically ([`turnkeeper::guard::fsio::write_atomically`]), with

@@ -9,7 +9,6 @@
 //! 3 nothing to send: the plan is to give up, or to hand back what only the caller can do
 //! (compact, fix a request parameter); 2 unreadable input or a usage error.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -42,10 +41,12 @@ pub struct RecoverArgs {
     /// An `anthropic-beta` value the request is sent with (repeatable).
     #[arg(long = "beta")]
     pub betas: Vec<String>,
-    /// Write the body to send here (atomically) instead of standard output.
+    /// Write the body to send here (atomically) instead of standard output (`-`: standard
+    /// output).
     #[arg(short = 'o', long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Write the report as JSON here instead of printing it on standard error.
+    /// Write the report as JSON here instead of printing it on standard error (`-`: standard
+    /// output, when the body goes to `-o FILE`).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 }
@@ -68,6 +69,8 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
     if args.request.as_os_str() == "-" && args.error.as_os_str() == "-" {
         return Err("only one of --request and --error can read standard input".to_owned());
     }
+    let body_on_stdout = args.output.as_deref().is_none_or(crate::input::is_stdout);
+    crate::input::report_not_on_body(args.report.as_deref(), body_on_stdout)?;
     let request = read_text(&args.request, true)?;
     if let Err(e) = turnkeeper::read(&request, FormatHint::Auto) {
         return Err(format!(
@@ -107,22 +110,15 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
         Some(path) => {
             let value = report_json(&diagnosis, &recovered, attempts.len());
             let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
-            crate::input::write_file(path, text.as_bytes())?;
+            crate::input::write_output(path, text.as_bytes())?;
         }
         None => eprint!("{}", report_text(&diagnosis, &recovered)),
     }
     if !recovered.sends() {
         return Ok(ExitCode::from(HAND_BACK));
     }
-    match &args.output {
-        Some(path) => crate::input::write_file(path, recovered.body.as_bytes())?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(recovered.body.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("<stdout>: {e}"))?;
-        }
-    }
+    let out = args.output.as_deref().unwrap_or(Path::new("-"));
+    crate::input::write_output(out, recovered.body.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
