@@ -107,7 +107,8 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+    use crate::Options;
+    use crate::rules::common::testing::{Expect, body, changes, check_case, thinking};
 
     const CALL: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]},{"role":"user","content":"go on"}"#;
 
@@ -191,6 +192,71 @@ mod tests {
                 after: Some(&body("claude-fable-5-1", "", rest)),
                 left: &[],
             },
+        );
+    }
+
+    /// Behind a compaction block nothing is read, so a leading assistant message there is not
+    /// this rule's (kills `ctx.horizon > 0` turned into `<`).
+    #[test]
+    fn a_leading_assistant_message_behind_a_compaction_block_is_left_alone() {
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"assistant","content":"x"},{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"compaction","content":"Summary."}]},{"role":"user","content":"go on"}"#,
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// With thinking bound to the prefix and no user message anywhere, nothing is removed: the
+    /// finding is left (only AN-03's trailing prefill goes). Kills `f.role(i) == Role::User`
+    /// turned into `!=`, which removed the first assistant message instead.
+    #[test]
+    fn with_no_user_message_at_all_no_leading_message_is_removed() {
+        let th = thinking("t");
+        let first =
+            format!(r#"{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}}"#);
+        let input = body(
+            "claude-fable-5-1",
+            "",
+            &format!(
+                r#"{first},{{"role":"assistant","content":[{th},{{"type":"text","text":"b"}}]}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-01", "AN-03"],
+                after: Some(&body("claude-fable-5-1", "", &first)),
+                left: &["AN-01"],
+            },
+        );
+    }
+
+    /// The results that answered the removed leading turn go with it, as this rule's change, not
+    /// left for AN-10 to find as orphans. Kills `f.len() > 1` turned into `<` or `==`.
+    #[test]
+    fn the_results_of_the_removed_turn_are_removed_under_this_rule() {
+        let th = thinking("t");
+        let input = body(
+            "claude-fable-5-1",
+            "",
+            &format!(
+                r#"{{"role":"assistant","content":[{th},{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"user","content":"go on"}}"#
+            ),
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            [
+                "AN-01 removed_message messages[0]",
+                "AN-01 removed_message messages[1]",
+            ]
         );
     }
 }

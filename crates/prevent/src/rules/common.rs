@@ -309,4 +309,16 @@ pub(crate) mod testing {
         let r2 = repair(&t2, &again).expect("second repair");
         assert_eq!(r2.body, r.body, "repair is idempotent");
     }
+
+    /// The changes `repair` reports for `input` under `opts`, each as `RULE action path`: which
+    /// rule made which change, for cases where that (not only the bytes) is what is pinned.
+    pub fn changes(input: &str, opts: &Options<'_>) -> Vec<String> {
+        let t = read(input, FormatHint::Auto).expect("test input reads");
+        let r = repair(&t, opts).expect("repair passes the guard");
+        r.report
+            .changes
+            .iter()
+            .map(|c| format!("{} {} {}", c.rule, c.action, c.path))
+            .collect()
+    }
 }
