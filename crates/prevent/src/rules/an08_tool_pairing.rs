@@ -677,9 +677,18 @@ fn rebuild(
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, body, check_case};
+    use crate::Options;
+    use crate::rules::common::testing::{
+        Expect, MANUAL, body, changes, check_case, check_with, thinking,
+    };
 
     const CALL: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]}"#;
+
+    /// The call of [`CALL`], as a block.
+    const USE: &str = r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#;
+
+    /// The error result AN-08 adds for an unanswered call (the default placeholder).
+    const NO_RESULT: &str = "The tool call did not complete: no result was recorded.";
 
     fn result(content: &str, error: bool) -> String {
         let e = if error { r#","is_error":true"# } else { "" };
@@ -833,6 +842,111 @@ mod tests {
                 after: Some(&after),
                 left: &[],
             },
+        );
+    }
+
+    /// A `tool_use` block echoed into the user message (AN-06) carries the call's id but is no
+    /// result: the call is still unanswered (AN-08) and gets its error result. Kills
+    /// `r.kind() != BlockKind::ToolResult` turned into `==` in `turn_is_answered`, under which the
+    /// echo counted as the answer.
+    #[test]
+    fn a_call_echoed_in_the_user_message_is_not_its_answer() {
+        let msgs = |error: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{USE}]}},{{"role":"user","content":[{error}{USE}]}}"#
+            )
+        };
+        check_case(
+            &body("claude-sonnet-4-5", "", &msgs("")),
+            Expect {
+                rules: &["AN-06", "AN-08", "AN-46"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    &msgs(&format!("{},", result(NO_RESULT, true))),
+                )),
+                left: &["AN-06", "AN-46"],
+            },
+        );
+    }
+
+    /// When a turn of two assistant messages is split, the result that moves up is the one in
+    /// the user message after the turn; a `tool_result` misplaced inside the second assistant
+    /// message (AN-06) stays where it is, as this repair changes user messages only. Kills
+    /// `a_end + 1` turned into `a_end - 1` in `split_turn`, which searched the assistant message
+    /// too.
+    #[test]
+    fn a_split_turn_takes_its_results_from_the_user_run_only() {
+        let and = format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"and"}},{}]}}"#,
+            result("early", false)
+        );
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{and},{{"role":"user","content":[{{"type":"text","text":"go"}},{}]}}"#,
+                result("x", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{}]}},{and},{{"role":"user","content":[{{"type":"text","text":"go"}}]}}"#,
+                result("x", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-06", "AN-09"],
+                after: Some(&after),
+                left: &["AN-06"],
+            },
+        );
+    }
+
+    /// A thinking block left last in the turn (here by merging a thinking-only message into the
+    /// calls, AN-02) may stay while the turn is the final message; once AN-08 adds the results
+    /// after it, AN-08 removes it in the same pass and reports it. Kills `a_end - 1` turned into
+    /// `a_end + 1` in `run`, which left it for AN-19 in a second pass.
+    #[test]
+    fn thinking_left_last_goes_with_the_results_added_after_it() {
+        let th = thinking("t");
+        let mut opts = Options::default();
+        opts.policy.merge_same_role = Some(true);
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{USE}]}},{{"role":"assistant","content":[{th}]}}"#
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{USE}]}},{{"role":"user","content":[{}]}}"#,
+                result(NO_RESULT, true)
+            ),
+        );
+        check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &["AN-02", "AN-08", "AN-03"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &opts),
+            [
+                "AN-02 merged_message messages[1]",
+                "AN-08 inserted_message output messages[2] (new message)",
+                "AN-08 removed_block messages[2].content[0]",
+            ]
         );
     }
 }
