@@ -364,6 +364,30 @@ mod tests {
         )
     }
 
+    /// `check` reports an invalid `tool_use_id` on a result even when no call has an invalid id
+    /// (here an orphan, which `repair` removes under AN-10 before AN-12 runs). Kills the deletion
+    /// of the `BlockKind::ToolResult` arm in `scan`, under which only calls' ids were looked at.
+    #[test]
+    fn an_invalid_id_on_a_result_alone_is_reported() {
+        let msgs = |results: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":"a"}},{{"role":"user","content":[{results}{{"type":"text","text":"more"}}]}}"#
+            )
+        };
+        check_case(
+            &body(
+                "claude-sonnet-4-5",
+                "",
+                &msgs(r#"{"type":"tool_result","tool_use_id":"call:1","content":"x"},"#),
+            ),
+            Expect {
+                rules: &["AN-10", "AN-12"],
+                after: Some(&body("claude-sonnet-4-5", "", &msgs(""))),
+                left: &[],
+            },
+        );
+    }
+
     #[test]
     fn a_repeated_id_is_reported_and_left() {
         check_case(
