@@ -86,4 +86,21 @@ mod tests {
             },
         );
     }
+
+    /// A part of a kind turnkeeper does not know is carried through, not taken for an empty
+    /// part. Kills `&&` turned into `||` in `empty_part`, under which every unknown part went.
+    #[test]
+    fn an_unknown_part_with_content_stays() {
+        let input =
+            r#"{"contents":[{"role":"user","parts":[{"text":"q"},{"futurePart":{"a":1}}]}]}"#;
+        check_with(
+            input,
+            &gemini(),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
 }
