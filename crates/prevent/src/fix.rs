@@ -749,6 +749,52 @@ mod tests {
         assert_eq!(f.first_edit(), Some(1));
     }
 
+    /// Appending a message edits no input message, so it sets no first edit (AN-25 looks from
+    /// the first edit on); a message put in front of an input message does. Kills `i + 1` turned
+    /// into `i * 1` in `insert_message`, under which an appended message counted as an edit.
+    #[test]
+    fn an_appended_message_is_no_edit_of_the_input() {
+        let t = read(BODY, FormatHint::Auto).expect("reads");
+        let mut f = Fixer::new(Draft::new(&t), true);
+        assert!(f.insert_message(RuleId::An08, 3, Role::User, vec![new("r")], "appended"));
+        assert_eq!(f.first_edit(), None);
+        assert!(f.insert_message(RuleId::An08, 2, Role::User, vec![new("m")], "in front"));
+        assert_eq!(f.first_edit(), Some(2));
+    }
+
+    /// Removing a message past the end of a one-message draft does nothing: it is no last
+    /// message, so the finding about it keeps its repair. Kills `i < self.d.len()` turned into
+    /// `<=` in `remove_message`, under which the finding was marked unrepairable.
+    #[test]
+    fn removing_a_message_past_the_end_leaves_its_finding_alone() {
+        let body = r#"{"messages":[{"role":"user","content":"q"}]}"#;
+        let t = read(body, FormatHint::Auto).expect("reads");
+        for repair in [false, true] {
+            let mut f = Fixer::new(Draft::new(&t), repair);
+            f.find(
+                RuleId::An04,
+                Severity::Error,
+                1,
+                None,
+                "gone",
+                Some("remove it"),
+            );
+            assert!(!f.remove_message(RuleId::An04, 1, "x"));
+            let (d, s) = f.finish();
+            assert_eq!(d.output(), body);
+            let found: Vec<String> = s
+                .findings
+                .iter()
+                .map(|x| format!("{} {} {:?}: {}", x.rule, x.path, x.repair, x.message))
+                .collect();
+            assert_eq!(
+                found,
+                ["AN-04 output messages[1] (new message) Some(\"remove it\"): gone"],
+                "repair: {repair}"
+            );
+        }
+    }
+
     #[test]
     fn the_only_message_is_never_emptied_and_its_finding_says_so() {
         let body = r#"{"messages":[{"role":"user","content":[{"type":"text","text":" "}]}]}"#;
