@@ -439,3 +439,165 @@ fn a_removed_lines_child_follows_its_ancestor_not_its_neighbour() {
         "{text}"
     );
 }
+
+/// The `uuid` of line `k` (0-based) of `text`.
+fn uuid_of(text: &str, k: usize) -> String {
+    let line = text.lines().nth(k).expect("the line");
+    let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+    v["uuid"].as_str().expect("a uuid").to_owned()
+}
+
+/// The two lines the repair adds after line `n` for the calls `ids` (Claude Code's own interrupt
+/// lines), with the uuids it gave them.
+fn interrupt_lines(n: u32, ids: &[&str], results_uuid: &str, text_uuid: &str) -> [String; 2] {
+    let results: Vec<String> = ids
+        .iter()
+        .map(|t| {
+            format!(
+                r#"{{"type":"tool_result","content":"{REJECTED_TOOL}","is_error":true,"tool_use_id":"{t}"}}"#
+            )
+        })
+        .collect();
+    [
+        format!(
+            r#"{{"parentUuid":"{}","isSidechain":false,"type":"user","message":{{"role":"user","content":[{}]}},"uuid":"{results_uuid}","timestamp":"2026-03-29T22:15:{n:02}.000Z","toolUseResult":"User rejected tool use","sessionId":"s1"}}"#,
+            id(n),
+            results.join(",")
+        ),
+        format!(
+            r#"{{"parentUuid":"{results_uuid}","isSidechain":false,"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"{INTERRUPTED}"}}]}},"uuid":"{text_uuid}","timestamp":"2026-03-29T22:15:{n:02}.000Z","sessionId":"s1"}}"#
+        ),
+    ]
+}
+
+/// A torn response goes with the torn line when what is left of it is only thinking, redacted
+/// thinking included; a whole line of it holding text stays. Kills `t == "redacted_thinking"`
+/// turned into `!=` in `plan` (which kept the first and removed the second).
+#[test]
+fn a_torn_response_goes_when_only_redacted_thinking_is_left_and_stays_with_text() {
+    let torn_of = |line: &str| -> String {
+        line[..line.find(r#""type":"message""#).expect("a message line")].to_owned()
+    };
+    let mut lines = start();
+    lines.push(asst(
+        6,
+        Some(5),
+        "msg_C",
+        r#"{"type":"redacted_thinking","data":"EqQB"}"#,
+    ));
+    let torn = torn_of(&asst(7, Some(6), "msg_C", &say("half")));
+    let (got, text) = render_plan(&format!("{}{torn}", file(&lines)));
+    assert_eq!(
+        got,
+        [
+            "line 6 store removed_line 000000000006: response msg_C was cut short by the crash that tore the last line; what is left of it is only thinking, which the API rejects at the end of a response".to_owned(),
+            format!(
+                "line 7 store cut_torn_line -: the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                torn.len()
+            ),
+        ]
+    );
+    assert_eq!(text, file(&start()));
+    // A line of the torn response holding text: only the torn line goes.
+    let mut lines = start();
+    lines.push(user(6, Some(5), r#""more""#));
+    lines.push(asst(7, Some(6), "msg_C", &say("half")));
+    let torn = torn_of(&asst(8, Some(7), "msg_C", &say("rest")));
+    let (got, text) = render_plan(&format!("{}{torn}", file(&lines)));
+    assert_eq!(
+        got,
+        [format!(
+            "line 8 store cut_torn_line -: the last line is cut short ({} bytes, not JSON): a crash mid-write",
+            torn.len()
+        )]
+    );
+    assert_eq!(text, file(&lines));
+}
+
+/// Stage 2 numbers its changes as in the original file, past a line stage 1 removed. Kills `&&`
+/// turned into `||` in the stage-1 line map of `plan`, which kept the removed line's number.
+#[test]
+fn changes_after_a_removed_duplicate_are_numbered_as_in_the_original_file() {
+    let mut lines = start();
+    lines.insert(3, lines[2].clone());
+    lines.push(user(6, Some(5), &result("toolu_9")));
+    lines.push(user(7, Some(6), r#""and now?""#));
+    let mut want = start();
+    want.push(user(7, Some(5), r#""and now?""#));
+    check(
+        &lines,
+        &[
+            "line 4 store removed_line 000000000003: a second line with uuid 00000000-0000-4000-8000-000000000003 (written twice)",
+            "line 7 AN-10 removed_line 000000000006: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9. The previous message has no matching call",
+            "line 8 AN-10 reparented_line 000000000007: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000005",
+        ],
+        &file(&want),
+    );
+}
+
+/// Of two calls, the one whose result is in the next message keeps it: the interrupt lines
+/// answer only the other, and the result line stays where it hangs. Kills `a + 1` turned into
+/// `a * 1` in `interrupt` (which looked for results in the calls' own message and answered both)
+/// and `!is_result && j > last` turned into `!is_result || j > last` (which moved the result
+/// line after the interrupt).
+#[test]
+fn only_the_calls_without_a_result_get_the_interrupt_lines() {
+    let lines = vec![
+        user(1, None, r#""Read f1 and f2.""#),
+        asst(2, Some(1), "msg_A", &call("toolu_1")),
+        asst(3, Some(2), "msg_A", &call("toolu_2")),
+        user(4, Some(3), &result("toolu_1")),
+        asst(5, Some(4), "msg_B", &say("done")),
+    ];
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(
+        got,
+        [
+            "line 3 AN-08 added_line new: tool call(s) toolu_2 left without a result: the error result Claude Code writes on an interrupt".to_owned(),
+            format!("line 3 AN-08 added_line new: then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+        ]
+    );
+    let [results, interrupted] =
+        interrupt_lines(3, &["toolu_2"], &uuid_of(&text, 3), &uuid_of(&text, 4));
+    let mut want = lines.clone();
+    want.splice(3..3, [results, interrupted]);
+    assert_eq!(text, file(&want));
+    let again = Session::parse(text, "repaired").expect("reads");
+    let c = check_session(&again, &Options::default()).expect("checks");
+    assert!(
+        c.findings
+            .iter()
+            .all(|f| f.finding.severity != Severity::Error),
+        "{:?}",
+        c.findings
+    );
+}
+
+/// Only the line that hung off the unanswered calls moves after the interrupt; the lines after
+/// it keep their parents. Kills `parent matches && !is_result` turned into `||` in `interrupt`,
+/// which re-linked every later line to the interrupt.
+#[test]
+fn only_the_line_that_followed_the_calls_moves_after_the_interrupt() {
+    let mut lines = start();
+    lines.truncate(3);
+    lines.push(user(4, Some(3), r#""never mind""#));
+    lines.push(asst(5, Some(4), "msg_B", &say("ok")));
+    let (got, text) = render_plan(&file(&lines));
+    let (results_uuid, text_uuid) = (uuid_of(&text, 3), uuid_of(&text, 4));
+    assert_eq!(
+        got,
+        [
+            "line 3 AN-08 added_line new: tool call(s) toolu_1 left without a result: the error result Claude Code writes on an interrupt".to_owned(),
+            format!("line 3 AN-08 added_line new: then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+            format!("line 4 AN-08 reparented_line 000000000004: it followed calls that had no results; it now follows the interrupt; parentUuid is now {text_uuid}"),
+        ]
+    );
+    let [results, interrupted] = interrupt_lines(3, &["toolu_1"], &results_uuid, &text_uuid);
+    let mut want = lines.clone();
+    want[3] = lines[3].replace(
+        &format!(r#""parentUuid":"{}""#, id(3)),
+        &format!(r#""parentUuid":"{text_uuid}""#),
+    );
+    want.splice(3..3, [results, interrupted]);
+    assert_eq!(text, file(&want));
+}
