@@ -470,3 +470,26 @@ fn the_last_prompts_model_beats_an_earlier_assistants() {
         "{t:?}"
     );
 }
+
+/// While OpenCode runs, only a last message that is still unfinished is left alone; a finished
+/// one is repaired like any other. Kills `|| i != last` turned into `&&` in `doctor::plan`
+/// (and `|| a.error.is_some()` likewise), under which a finished last message counted as one
+/// still being written.
+#[test]
+fn a_finished_last_message_is_repaired_while_opencode_runs() {
+    let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
+    let blank = r#"{"type":"text","text":"  ","time":{"start":3,"end":3}}"#;
+    let live = PlanOptions {
+        last_message_live: true,
+        target: None,
+    };
+    let session = two_messages(&[text, blank]);
+    let plan = doctor::plan(&session, &live);
+    assert_eq!(
+        render_plan(&plan),
+        "session ses_0a1b2c3d4ffeTinySession01: 1 repair(s)\n\
+         AN-05 removed_part EmptyText msg_ed8700000002AsstFirst0002/prt_ed8700000021Part00000001: \
+         whitespace-only text part: \"text content blocks must contain non-whitespace text\"\n"
+    );
+    assert_eq!(plan, doctor::plan(&session, &PlanOptions::default()));
+}
