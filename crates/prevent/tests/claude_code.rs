@@ -601,3 +601,129 @@ fn only_the_line_that_followed_the_calls_moves_after_the_interrupt() {
     want.splice(3..3, [results, interrupted]);
     assert_eq!(text, file(&want));
 }
+
+/// A line whose parent is missing hangs off the message line before it in the main
+/// conversation, never off a side-chain line in between. Kills `&&` turned into `||` in the
+/// stage-1 search of `plan` (`b.message.is_some() || !b.sidechain && …`), under which the
+/// sub-agent's line became its parent.
+#[test]
+fn a_line_with_a_missing_parent_skips_a_side_chain_line_before_it() {
+    let mut lines = start();
+    lines.push(
+        user(6, Some(5), r#""sub-agent""#)
+            .replace(r#""isSidechain":false"#, r#""isSidechain":true"#),
+    );
+    lines.push(user(7, Some(99), r#""next""#));
+    let mut want = lines.clone();
+    want[6] = user(7, Some(5), r#""next""#);
+    check(
+        &lines,
+        &[
+            "line 7 store reparented_line 000000000007: its parent line 00000000-0000-4000-8000-000000000099 is missing from the file (a removed line); parentUuid is now 00000000-0000-4000-8000-000000000005",
+        ],
+        &file(&want),
+    );
+}
+
+/// An orphan result that shares its line with other content is left to the user: removing the
+/// line would lose the text beside it. Kills the match guard `one_block(i)` replaced with `true`
+/// for AN-10 in `rule_edits`, under which the whole line went.
+#[test]
+fn an_orphan_result_beside_text_on_its_line_is_left_alone() {
+    let mut lines = start();
+    lines.push(user(
+        6,
+        Some(5),
+        r#"[{"type":"tool_result","tool_use_id":"toolu_9","content":"ok"},{"type":"text","text":"and this"}]"#,
+    ));
+    lines.push(asst(7, Some(6), "msg_C", &say("fine")));
+    check(
+        &lines,
+        &[
+            "left: line 6: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9. The previous message has no matching call",
+        ],
+        &file(&lines),
+    );
+}
+
+/// An earlier response of redacted thinking and then thinking (it ends in thinking, AN-19) holds
+/// only thinking: both its lines go, and the next prompt hangs off the line before them. Kills
+/// `t == "redacted_thinking"` turned into `!=` in the AN-19 arm of `rule_edits`, under which the
+/// redacted line counted as content and the response was left to the user.
+#[test]
+fn an_earlier_response_of_redacted_and_plain_thinking_goes_whole() {
+    let redacted = r#"{"type":"redacted_thinking","data":"EqQBCkgIDBABGAIqQZm9vYmFy"}"#;
+    let mut lines = start();
+    lines.push(user(6, Some(5), r#""more""#));
+    lines.push(asst(7, Some(6), "msg_C", redacted));
+    lines.push(asst(8, Some(7), "msg_C", &think("half")));
+    lines.push(user(9, Some(8), r#""go on""#));
+    lines.push(asst(10, Some(9), "msg_D", &say("done")));
+    let mut want = lines.clone();
+    want.splice(6..9, [user(9, Some(6), r#""go on""#)]);
+    check(
+        &lines,
+        &[
+            "line 7 AN-19 removed_line 000000000007: a response holding only thinking (interrupted after thinking)",
+            "line 8 AN-19 removed_line 000000000008: a response holding only thinking (interrupted after thinking)",
+            "line 9 AN-19 reparented_line 000000000009: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000006",
+        ],
+        &file(&want),
+    );
+}
+
+/// Of a run of two responses, only the one that made the calls gets the interrupt lines; the
+/// response after it (text only) gets none, and it now follows the interrupt. Kills
+/// `ids.is_empty() || …` turned into `&&` in `interrupt`, under which the text-only response got
+/// interrupt lines answering no call.
+#[test]
+fn a_response_without_calls_in_the_run_gets_no_interrupt_lines() {
+    let lines = vec![
+        user(1, None, r#""Read f1.""#),
+        asst(2, Some(1), "msg_A", &call("toolu_1")),
+        asst(3, Some(2), "msg_B", &say("hm")),
+        user(4, Some(3), r#""never mind""#),
+    ];
+    let (got, text) = render_plan(&file(&lines));
+    let (results_uuid, text_uuid) = (uuid_of(&text, 2), uuid_of(&text, 3));
+    assert_eq!(
+        got,
+        [
+            "line 2 AN-08 added_line new: tool call(s) toolu_1 left without a result: the error result Claude Code writes on an interrupt".to_owned(),
+            format!("line 2 AN-08 added_line new: then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+            format!("line 3 AN-08 reparented_line 000000000003: it followed calls that had no results; it now follows the interrupt; parentUuid is now {text_uuid}"),
+        ]
+    );
+    let [results, interrupted] = interrupt_lines(2, &["toolu_1"], &results_uuid, &text_uuid);
+    let mut want = lines.clone();
+    want[2] = asst(3, Some(2), "msg_B", &say("hm")).replace(
+        &format!(r#""parentUuid":"{}""#, id(2)),
+        &format!(r#""parentUuid":"{text_uuid}""#),
+    );
+    want.splice(2..2, [results, interrupted]);
+    assert_eq!(text, file(&want));
+}
+
+/// A calls line that names itself as its parent (a corrupt file) gets the interrupt lines after
+/// it and keeps its own `parentUuid`: only a later line moves after the interrupt. Kills
+/// `j > last` turned into `j >= last` in `interrupt`, under which the calls line itself was
+/// re-linked to the interrupt written after it (a cycle).
+#[test]
+fn a_calls_line_that_is_its_own_parent_is_not_relinked_after_its_interrupt() {
+    let mut lines = start();
+    lines.truncate(2);
+    lines.push(asst(3, Some(3), "msg_A", &call("toolu_1")));
+    let (got, text) = render_plan(&file(&lines));
+    assert_eq!(
+        got,
+        [
+            "line 3 AN-08 added_line new: tool call(s) toolu_1 left without a result: the error result Claude Code writes on an interrupt".to_owned(),
+            format!("line 3 AN-08 added_line new: then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+        ]
+    );
+    let [results, interrupted] =
+        interrupt_lines(3, &["toolu_1"], &uuid_of(&text, 3), &uuid_of(&text, 4));
+    let mut want = lines.clone();
+    want.extend([results, interrupted]);
+    assert_eq!(text, file(&want));
+}
