@@ -493,3 +493,28 @@ fn a_finished_last_message_is_repaired_while_opencode_runs() {
     );
     assert_eq!(plan, doctor::plan(&session, &PlanOptions::default()));
 }
+
+/// Of the parts a plugin wrote, only a `tool_result` naming a call no tool part made goes: one
+/// answering a real call stays, and so does a part of a kind the doctor does not know. Kills the
+/// deletion of the `Part::Tool(t)` arm that collects the session's calls in `doctor::plan`
+/// (every plugin-written result then looked like an orphan) and the match guard
+/// `kind == "tool_result"` replaced with `true` (the unknown part was then removed as an orphan
+/// result).
+#[test]
+fn only_a_plugin_written_result_for_no_call_is_removed() {
+    let tool = r#"{"type":"tool","callID":"toolu_1","tool":"read","state":{"status":"completed","input":{"filePath":"a.rs"},"output":"fn a() {}","title":"a.rs","metadata":{},"time":{"start":1781740001100,"end":1781740001200}}}"#;
+    let answer = r#"{"type":"tool_result","tool_use_id":"toolu_1","content":"fn a() {}"}"#;
+    let orphan = r#"{"type":"tool_result","tool_use_id":"toolu_9","content":"x"}"#;
+    let note = r#"{"type":"plugin-note","note":"kept"}"#;
+    let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
+    let plan = doctor::plan(
+        &two_messages(&[tool, answer, orphan, note, text]),
+        &PlanOptions::default(),
+    );
+    assert_eq!(
+        render_plan(&plan),
+        "session ses_0a1b2c3d4ffeTinySession01: 1 repair(s)\n\
+         AN-10 removed_part OrphanToolResult msg_ed8700000002AsstFirst0002/prt_ed8700000022Part00000002: \
+         plugin-written tool_result for call \"toolu_9\", which no tool part of this session made\n"
+    );
+}
