@@ -293,8 +293,9 @@ mod tests {
     use std::collections::HashSet;
 
     use super::{map_id, tool_id_fits};
+    use crate::Options;
     use crate::policy::ToolIdForm;
-    use crate::rules::common::testing::{Expect, body, check_case};
+    use crate::rules::common::testing::{Expect, body, check_case, findings};
 
     #[test]
     fn ids_map_deterministically_to_each_form() {
@@ -474,5 +475,53 @@ mod tests {
         assert_eq!(ids, ["toolu_1", "toolu_2", "toolu_1", "toolu_2"]);
         assert!(!tool_id_fits(ToolIdForm::Alnum9, "abcd12345x"));
         assert!(tool_id_fits(ToolIdForm::Alnum9, "abcd12345"));
+    }
+
+    /// A call, then its result, both with the id `id`.
+    fn answered(id: &str, thinking: &str) -> String {
+        format!(
+            r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{thinking}{{"type":"tool_use","id":"{id}","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"x"}}]}},{{"role":"assistant","content":"ok"}},{{"role":"user","content":"more"}}"#
+        )
+    }
+
+    /// Rewriting an invalid id keeps the characters the pattern allows, `-` as well as `_`: only
+    /// the `.` changes. Kills `c == '_' || c == '-'` turned into `c == '_' && c == '-'` in
+    /// `sanitize`, under which the hyphen became an underscore too.
+    #[test]
+    fn a_rewritten_id_keeps_its_hyphens() {
+        check_case(
+            &body("claude-sonnet-4-5", "", &answered("fc-1.2", "")),
+            Expect {
+                rules: &["AN-12", "AN-12"],
+                after: Some(&body("claude-sonnet-4-5", "", &answered("fc-1_2", ""))),
+                left: &[],
+            },
+        );
+    }
+
+    /// A turn whose only thinking block has an empty signature is not a signed turn: `check`
+    /// offers to rewrite its invalid call id (and `repair` does, once AN-23 has removed the
+    /// block). Kills `&&` turned into `||` in `signed_turn`, under which any thinking block froze
+    /// the turn's ids and `check` said the call was in a signed turn.
+    #[test]
+    fn an_unsigned_thinking_block_does_not_freeze_the_turns_ids() {
+        let unsigned = r#"{"type":"thinking","thinking":"x","signature":""},"#;
+        let input = body("claude-sonnet-4-5", "", &answered("call:1", unsigned));
+        assert_eq!(
+            findings(&input, &Options::default()),
+            [
+                "AN-23 messages[1].content[0]: a thinking block with an empty signature: \"Invalid `signature` in `thinking` block\"",
+                "AN-12 messages[1].content[1]: `id` \"call:1\" does not match '^[a-zA-Z0-9_-]+$'",
+                "AN-12 messages[2].content[0]: `tool_use_id` \"call:1\" does not match '^[a-zA-Z0-9_-]+$'",
+            ]
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-23", "AN-12", "AN-12"],
+                after: Some(&body("claude-sonnet-4-5", "", &answered("call_1", ""))),
+                left: &[],
+            },
+        );
     }
 }

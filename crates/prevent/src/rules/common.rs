@@ -321,4 +321,15 @@ pub(crate) mod testing {
             .map(|c| format!("{} {} {}", c.rule, c.action, c.path))
             .collect()
     }
+
+    /// The error-level findings `check` reports for `input` under `opts`, each as
+    /// `RULE path: message`: for cases where what a finding says (not only its rule) is pinned.
+    pub fn findings(input: &str, opts: &Options<'_>) -> Vec<String> {
+        let t = read(input, FormatHint::Auto).expect("test input reads");
+        check(&t, opts)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| format!("{} {}: {}", f.rule, f.path, f.message))
+            .collect()
+    }
 }
