@@ -949,4 +949,71 @@ mod tests {
             ]
         );
     }
+
+    /// A result right after the call but for another id answers nothing: the call gets an
+    /// error result (AN-08) and the stray result goes (AN-10). Kills `key(call) == key(result)`
+    /// turned into `!=` in `answers`, under which the quick check took the stray result for the
+    /// answer and nothing was reported.
+    #[test]
+    fn a_result_for_another_id_is_no_answer() {
+        let msgs = |results: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{results}]}}"#
+            )
+        };
+        let stray = r#"{"type":"tool_result","tool_use_id":"toolu_2","content":"x"}"#;
+        check_case(
+            &body("claude-sonnet-4-5", "", &msgs(stray)),
+            Expect {
+                rules: &["AN-08", "AN-10"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    &msgs(&result(NO_RESULT, true)),
+                )),
+                left: &[],
+            },
+        );
+    }
+
+    /// After a run is rebuilt and a message of it left empty goes, pairing goes on with the next
+    /// turn in the same pass: its unanswered call gets its error result in the first pass. Kills
+    /// `end -= 1` turned into `end += 1` in `rebuild`, which returned an index past that turn and
+    /// left it to a second pass.
+    #[test]
+    fn the_turn_after_a_rebuilt_run_is_paired_in_the_same_pass() {
+        let call2 = r#"{"role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"f","input":{}}]}"#;
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{{"type":"text","text":"go"}}]}},{{"role":"user","content":[{}]}},{call2},{{"role":"user","content":[{{"type":"text","text":"next"}}]}}"#,
+                result("x", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{},{{"type":"text","text":"go"}}]}},{call2},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_2","is_error":true,"content":"{NO_RESULT}"}},{{"type":"text","text":"next"}}]}}"#,
+                result("x", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-11", "AN-08"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            [
+                "AN-11 moved_block messages[3].content[0]",
+                "AN-11 removed_message messages[3]",
+                "AN-08 inserted_block messages[5].content[0] (new block)",
+            ]
+        );
+    }
 }
