@@ -192,4 +192,28 @@ mod tests {
             .collect();
         assert!(!rules.contains(&"AN-19"), "{rules:?}");
     }
+
+    /// The rule is about assistant messages: a user message that ends with a thinking block is
+    /// not its to report or repair (and no other rule takes it up). Kills `||` turned into `&&`
+    /// in `run`'s skip of other messages, under which the user message's thinking was reported
+    /// and removed as trailing thinking.
+    #[test]
+    fn a_user_message_ending_in_thinking_is_not_this_rules() {
+        let th = thinking("t");
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"q"}},{th}]}},{{"role":"assistant","content":"a"}},{{"role":"user","content":"more"}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
 }

@@ -109,4 +109,26 @@ mod tests {
             },
         );
     }
+
+    /// A redacted thinking block whose `data` is Gemini's dummy signature can never verify: it
+    /// goes whole, the text after it stays. Kills the deletion of the
+    /// `BlockKind::RedactedThinking` arm in `run`, under which redacted blocks were never looked
+    /// at.
+    #[test]
+    fn a_redacted_block_with_a_dummy_for_data_goes_whole() {
+        let bad = r#"{"type":"redacted_thinking","data":"skip_thought_signature_validator"},"#;
+        let msgs = |first: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{first}{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        check_case(
+            &body("claude-sonnet-4-5", MANUAL, &msgs(bad)),
+            Expect {
+                rules: &["AN-23"],
+                after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                left: &[],
+            },
+        );
+    }
 }
