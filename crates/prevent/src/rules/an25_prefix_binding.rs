@@ -77,7 +77,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, body, check_case, thinking};
+    use crate::Options;
+    use crate::policy::PrefixEdit;
+    use crate::rules::common::testing::{Expect, body, changes, check_case, check_with, thinking};
 
     #[test]
     fn a_repair_of_an_earlier_message_strips_later_bound_thinking() {
@@ -147,6 +149,79 @@ mod tests {
                 after: Some(&stripped),
                 left: &[],
             },
+        );
+    }
+
+    /// Under the drop-block policy the thinking stays and the request asks the API to drop what
+    /// no longer verifies: the `thinking` parameter keeps its mode and gains the block binding
+    /// (and the beta is sent). Kills `drop_block_param` replaced with `"xyzzy".into()`.
+    #[test]
+    fn the_drop_block_policy_asks_for_drop_block_in_the_thinking_parameter() {
+        let th = thinking("t");
+        let msgs = |blank: &str| {
+            format!(
+                r#"{{"role":"user","content":[{blank}{{"type":"text","text":"q"}}]}},{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let mut opts = Options::default();
+        opts.policy.on_prefix_edit = PrefixEdit::DropBlock;
+        let input = body(
+            "claude-fable-5-1",
+            r#"{"type":"adaptive"}"#,
+            &msgs(r#"{"type":"text","text":" "},"#),
+        );
+        let after = body(
+            "claude-fable-5-1",
+            r#"{"type":"adaptive","block_binding":{"prefix_mismatch_behavior":"drop_block"}}"#,
+            &msgs(""),
+        );
+        check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    /// A message of thinking alone (Fable 5.1 may end a message with thinking) left empty by the
+    /// strip goes with it, under this rule and in the same pass. Kills `i + 1 < f.len()` turned
+    /// into `>` in `common::drop_thinking`, under which the empty message was left for AN-04 to
+    /// remove in a second pass.
+    #[test]
+    fn a_message_emptied_by_the_strip_goes_in_the_same_pass() {
+        let th = thinking("t");
+        let msgs = |blank: &str, middle: &str| {
+            format!(
+                r#"{{"role":"user","content":[{blank}{{"type":"text","text":"q"}}]}},{middle}{{"role":"user","content":"more"}}"#
+            )
+        };
+        let adaptive = r#"{"type":"adaptive"}"#;
+        let input = body(
+            "claude-fable-5-1",
+            adaptive,
+            &msgs(
+                r#"{"type":"text","text":" "},"#,
+                &format!(r#"{{"role":"assistant","content":[{th}]}},"#),
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-05"],
+                after: Some(&body("claude-fable-5-1", adaptive, &msgs("", ""))),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            [
+                "AN-05 removed_block messages[0].content[0]",
+                "AN-25 removed_block messages[1].content[0]",
+                "AN-25 removed_message messages[1]",
+            ]
         );
     }
 }
