@@ -638,4 +638,45 @@ mod tests {
         ));
         assert_eq!(guard(&t, &out_t, Some(&copies), &[], 1), Ok(()));
     }
+
+    /// Thinking removed in a later pass counts toward what the guard allows, on top of what the
+    /// first pass removed: AN-23 removes an empty-signature block in pass 1; AN-10 removes the
+    /// orphan result that was the only user message, leaving the prefill first and alone, so
+    /// only in pass 2, once AN-01 has put a user message in front, does AN-03 remove the prefill
+    /// with its other thinking block. Kills `removed += s2.removed_guarded` turned into `-=` in
+    /// `repair_passes`, under which the guard refused the repair.
+    #[test]
+    fn thinking_removed_in_a_later_pass_counts_for_the_guard() {
+        use crate::rules::common::testing::{Expect, MANUAL, body, changes, check_case, thinking};
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"assistant","content":[{{"type":"thinking","thinking":"x","signature":""}},{},{{"type":"text","text":"a"}}]}}"#,
+                thinking("t")
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-23", "AN-10", "AN-03"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    MANUAL,
+                    r#"{"role":"user","content":[{"type":"text","text":"Continue."}]}"#,
+                )),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            [
+                "AN-23 removed_block messages[1].content[0]",
+                "AN-10 removed_block messages[0].content[0]",
+                "AN-10 removed_message messages[0]",
+                "AN-01 inserted_message pass 2: output messages[0] (new message)",
+                "AN-03 removed_message messages[1] (pass 2)",
+            ]
+        );
+    }
 }

@@ -245,4 +245,15 @@ mod tests {
         }
         assert!(rule_for(RuleId::Recover).is_none());
     }
+
+    /// `rule_for` names the rule that reports an id, also one of the several ids a rule
+    /// reports. Kills `rule_for` replaced with `None`.
+    #[test]
+    fn rule_for_names_the_file_that_reports_an_id() {
+        let file = |id| rule_for(id).map(|r| r.file);
+        assert_eq!(file(RuleId::An22), Some("an22_restore"));
+        assert_eq!(file(RuleId::An10), Some("an08_tool_pairing"));
+        assert_eq!(file(RuleId::An46), Some("an12_tool_ids"));
+        assert_eq!(file(RuleId::Cfg18), Some("cfg_request_settings"));
+    }
 }
