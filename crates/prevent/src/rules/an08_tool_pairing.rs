@@ -1016,4 +1016,42 @@ mod tests {
             ]
         );
     }
+
+    /// A second result for the call in a later user message of the run is a duplicate, even
+    /// though the message right after the call answers it: the quick check hands such a run to
+    /// the closer look. The duplicate goes (AN-10), and the message it leaves empty with it.
+    /// Kills the deletion of `!` in `turn_is_answered`'s look at the later messages, under which
+    /// a run whose later messages all hold results passed as answered and nothing was reported.
+    #[test]
+    fn a_second_result_in_a_later_message_is_a_duplicate() {
+        let msgs = |later: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{}]}}{later}"#,
+                result("x", false)
+            )
+        };
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &msgs(&format!(
+                r#",{{"role":"user","content":[{}]}}"#,
+                result("again", false)
+            )),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-10"],
+                after: Some(&body("claude-sonnet-4-5", "", &msgs(""))),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            [
+                "AN-10 removed_block messages[3].content[0]",
+                "AN-11 removed_message messages[3]",
+            ]
+        );
+    }
 }
