@@ -295,7 +295,7 @@ mod tests {
     use super::{map_id, tool_id_fits};
     use crate::Options;
     use crate::policy::ToolIdForm;
-    use crate::rules::common::testing::{Expect, body, check_case, findings};
+    use crate::rules::common::testing::{Expect, SIG, body, check_case, check_with, findings};
 
     #[test]
     fn ids_map_deterministically_to_each_form() {
@@ -520,6 +520,51 @@ mod tests {
             Expect {
                 rules: &["AN-23", "AN-12", "AN-12"],
                 after: Some(&body("claude-sonnet-4-5", "", &answered("call_1", ""))),
+                left: &[],
+            },
+        );
+    }
+
+    /// A turn that holds redacted thinking is a signed turn, whatever else it holds: its
+    /// invalid call id is reported as frozen and left, on the call and on its result. Kills the
+    /// deletion of the `BlockKind::RedactedThinking` arm in `signed_turn`, under which only a
+    /// signed `thinking` block froze a turn and the ids were rewritten.
+    #[test]
+    fn redacted_thinking_freezes_the_turns_ids() {
+        let redacted = format!(r#"{{"type":"redacted_thinking","data":"{SIG}"}},"#);
+        let input = body("claude-sonnet-4-5", "", &answered("call:1", &redacted));
+        assert_eq!(
+            findings(&input, &Options::default()),
+            [
+                "AN-12 messages[1].content[1]: `id` \"call:1\" does not match '^[a-zA-Z0-9_-]+$', but its call is in a signed turn",
+                "AN-12 messages[2].content[0]: `tool_use_id` \"call:1\" does not match '^[a-zA-Z0-9_-]+$', but its call is in a signed turn",
+            ]
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-12", "AN-12"],
+                after: None,
+                left: &["AN-12", "AN-12"],
+            },
+        );
+    }
+
+    /// Under the 9-character policy an id becomes 9 characters spread over all of base 62: each
+    /// byte of SHA-256(id, round 0 as 4 little-endian bytes) taken modulo 62. For `call_1` the
+    /// first 9 bytes are `6b 7f dd ee 75 4e f5 73 02`: 107 % 62 = 45 `j`, 127 % 62 = 3 `3`, and
+    /// so on. Kills `%` turned into `/` in `hashed`, under which every character was one of
+    /// `0`..`4` (`123311310`).
+    #[test]
+    fn a_nine_character_id_is_drawn_from_all_of_base_62() {
+        let mut opts = Options::default();
+        opts.policy.tool_ids = ToolIdForm::Alnum9;
+        check_with(
+            &body("claude-sonnet-4-5", "", &answered("call_1", "")),
+            &opts,
+            Expect {
+                rules: &["AN-12", "AN-12"],
+                after: Some(&body("claude-sonnet-4-5", "", &answered("j3ZqtGxr2", ""))),
                 left: &[],
             },
         );
