@@ -130,4 +130,34 @@ mod tests {
             .collect();
         assert_eq!(found, [("AN-22".to_owned(), Severity::Warning)]);
     }
+
+    /// Without a store, only the latest assistant turn is looked at for signs of an edit: of two
+    /// turns of the same shape (a call before its thinking), the latest draws the warning and
+    /// the earlier one nothing. Kills `&&` turned into `||` in `run`'s test for the latest turn,
+    /// under which every assistant turn of an Anthropic body was looked at and the earlier one
+    /// drew a warning too.
+    #[test]
+    fn only_the_latest_turn_is_warned_of_looking_edited() {
+        let th = thinking("t");
+        let turn = |id: &str| {
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"f","input":{{}}}},{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"x"}}]}}"#
+            )
+        };
+        let input = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{},{}"#,
+                turn("toolu_1"),
+                turn("toolu_2")
+            ),
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let found: Vec<String> = check(&t, &Options::default())
+            .into_iter()
+            .map(|f| format!("{} {:?} {}", f.rule, f.severity, f.path))
+            .collect();
+        assert_eq!(found, ["AN-22 Warning messages[3]"]);
+    }
 }
