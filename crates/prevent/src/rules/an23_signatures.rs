@@ -131,4 +131,28 @@ mod tests {
             },
         );
     }
+
+    /// The rule is about assistant messages: a thinking block with an empty signature in a user
+    /// message is not its to report or remove (and no other rule takes it up). Kills `||`
+    /// turned into `&&` in `run`'s skip of other messages, under which a user message holding
+    /// thinking was looked at and its block reported and removed under AN-23.
+    #[test]
+    fn a_user_messages_thinking_is_not_this_rules() {
+        let unsigned = r#"{"type":"thinking","thinking":"x","signature":""}"#;
+        check_case(
+            &body(
+                "claude-sonnet-4-5",
+                MANUAL,
+                &format!(
+                    r#"{{"role":"user","content":[{{"type":"text","text":"q"}},{unsigned}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#,
+                    thinking("t")
+                ),
+            ),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
 }
