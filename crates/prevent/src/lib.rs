@@ -679,4 +679,48 @@ mod tests {
             ]
         );
     }
+
+    /// A change made in the third pass is reported as the third pass's: AN-05 passes over the
+    /// blank text in front of the prefill's thinking (a lead-in then), removes the blank after
+    /// it and the thinking that leaves last; AN-10 removes the orphan result and its message,
+    /// so the prefill is the only message and its blank block the only block, which no rule
+    /// may remove. In pass 2 AN-01 puts a user message first; only in pass 3 can AN-05 remove
+    /// the blank (an empty final assistant message is allowed). Kills `pass += 1` turned into
+    /// `*=` in `repair_passes`, under which the pass counter stayed at 2 and the last change
+    /// was said to be pass 2's.
+    #[test]
+    fn a_change_in_the_third_pass_is_reported_as_the_third_passs() {
+        use crate::rules::common::testing::{Expect, body, changes, check_case, thinking};
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"assistant","content":[{{"type":"text","text":" "}},{},{{"type":"text","text":" "}}]}}"#,
+                thinking("t")
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-05", "AN-10", "AN-20"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    r#"{"role":"user","content":[{"type":"text","text":"Continue."}]},{"role":"assistant","content":[]}"#,
+                )),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            [
+                "AN-05 removed_block messages[1].content[2]",
+                "AN-05 removed_block messages[1].content[1]",
+                "AN-10 removed_block messages[0].content[0]",
+                "AN-10 removed_message messages[0]",
+                "AN-01 inserted_message pass 2: output messages[0] (new message)",
+                "AN-05 removed_block pass 3: messages[1].content[0]",
+            ]
+        );
+    }
 }
