@@ -471,6 +471,29 @@ fn the_last_prompts_model_beats_an_earlier_assistants() {
     );
 }
 
+/// An assistant message that names no model (here only a provider) says nothing about where the
+/// next request goes: the session goes where the prompt before it says. Kills the match guard
+/// `a.model_id.is_some()` replaced with `true` in `session_target`, under which the last
+/// assistant message decided alone and the session went to `opencode` with no model, not to
+/// Claude.
+#[test]
+fn an_assistant_message_without_a_model_leaves_the_target_to_the_prompt() {
+    let ses = "ses_0a1b2c3d4ffeTinySession01";
+    let user = format!(
+        r#"{{"info":{{"id":"msg_ed8700000001UserFirst0001","sessionID":"{ses}","role":"user","time":{{"created":1781740000000}},"model":{{"providerID":"anthropic","modelID":"claude-opus-4-6"}}}},"parts":[]}}"#
+    );
+    let assistant = format!(
+        r#"{{"info":{{"id":"msg_ed8700000002AsstFirst0002","sessionID":"{ses}","role":"assistant","parentID":"msg_ed8700000001UserFirst0001","providerID":"opencode","mode":"build","path":{{"cwd":"/","root":"/"}},"cost":0,"tokens":{{"input":1,"output":1,"reasoning":0,"cache":{{"read":0,"write":0}}}},"time":{{"created":1781740001000,"completed":1781740002000}}}},"parts":[]}}"#
+    );
+    let s = load_export(&format!("[{user},{assistant}]"), "two").expect("loads");
+    let t = session_target(&s, None);
+    assert_eq!(
+        (t.provider.as_deref(), t.model.as_deref(), t.is_anthropic()),
+        (Some("anthropic"), Some("claude-opus-4-6"), true),
+        "{t:?}"
+    );
+}
+
 /// While OpenCode runs, only a last message that is still unfinished is left alone; a finished
 /// one is repaired like any other. Kills `|| i != last` turned into `&&` in `doctor::plan`
 /// (and `|| a.error.is_some()` likewise), under which a finished last message counted as one
