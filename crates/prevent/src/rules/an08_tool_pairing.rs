@@ -1054,4 +1054,84 @@ mod tests {
             ]
         );
     }
+
+    /// Of several results for one call that are all error results, the extra ones go as
+    /// duplicates: the removal does not claim a real result is kept when there is none (it does
+    /// when there is one). Kills the deletion of `!` in `rebuild`'s test for a non-error result
+    /// beside the one removed, under which every removed error result was said to make way for
+    /// the call's real result.
+    #[test]
+    fn of_error_results_alone_the_extra_one_goes_as_a_duplicate() {
+        let removals = |first: &str, second: &str| -> Vec<String> {
+            let input = body(
+                "claude-sonnet-4-5",
+                "",
+                &format!(
+                    r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":[{first},{second}]}}"#
+                ),
+            );
+            let t =
+                turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+            crate::repair(&t, &Options::default())
+                .expect("repairs")
+                .report
+                .changes
+                .iter()
+                .map(|c| format!("{} {} {}: {}", c.rule, c.action, c.path, c.reason))
+                .collect()
+        };
+        assert_eq!(
+            removals(&result("a", true), &result("b", true)),
+            [
+                "AN-10 removed_block messages[2].content[1]: removed a duplicate result for `toolu_1`"
+            ]
+        );
+        assert_eq!(
+            removals(&result("interrupted", true), &result("the listing", false)),
+            [
+                "AN-10 removed_block messages[2].content[0]: removed an error result for `toolu_1`: the call's real result is kept"
+            ]
+        );
+    }
+
+    /// Only a user message answers a call: a result in a message of another role right after
+    /// the call (here a `system` message) is no answer, so the call is reported unanswered and
+    /// an error result goes in a user message before it. Kills `end <= a_end` turned into
+    /// `end > a_end` in `turn_is_answered`, under which a turn with no user message after it
+    /// was taken as answered by whatever message came next, and nothing was reported.
+    #[test]
+    fn a_result_in_a_message_of_another_role_is_no_answer() {
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"system","content":[{}]}}"#,
+                result("x", false)
+            ),
+        );
+        assert_eq!(
+            crate::rules::common::testing::findings(&input, &Options::default()),
+            [
+                "AN-08 messages[1]: tool call ids were found without results immediately after: toolu_1"
+            ]
+        );
+        let added = format!(
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"{NO_RESULT}"}}]}}"#
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-08"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    &format!(
+                        r#"{{"role":"user","content":"q"}},{CALL},{added},{{"role":"system","content":[{}]}}"#,
+                        result("x", false)
+                    ),
+                )),
+                left: &[],
+            },
+        );
+    }
 }
