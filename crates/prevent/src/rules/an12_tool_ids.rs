@@ -569,4 +569,28 @@ mod tests {
             },
         );
     }
+
+    /// Under a length cap, an invalid id whose sanitized form fits the cap and is free becomes
+    /// that form, with no hash tail: `functions.Bash:0` becomes `functions_Bash_0` under the
+    /// 40-character cap, as under Anthropic's pattern. Kills the deletion of `!` in `map_id`'s
+    /// test that the sanitized id is free, under which every such id took the hashed form
+    /// (`functions_Bash_0_` and 8 hash characters).
+    #[test]
+    fn under_a_length_cap_a_sanitized_id_that_fits_is_kept() {
+        let mut opts = Options::default();
+        opts.policy.tool_ids = ToolIdForm::MaxLen(40);
+        check_with(
+            &body("claude-sonnet-4-5", "", &answered("functions.Bash:0", "")),
+            &opts,
+            Expect {
+                rules: &["AN-12", "AN-12"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    &answered("functions_Bash_0", ""),
+                )),
+                left: &[],
+            },
+        );
+    }
 }
