@@ -541,3 +541,88 @@ fn only_a_plugin_written_result_for_no_call_is_removed() {
          plugin-written tool_result for call \"toolu_9\", which no tool part of this session made\n"
     );
 }
+
+/// A session whose prompts name no model (as older OpenCode stored them) goes where its last
+/// assistant message ran: that message's provider and model decide. Kills the match guard
+/// `a.model_id.is_some()` replaced with `false` in `session_target`, under which the assistant
+/// message was passed over and only its model id was found (by `session_model`): the
+/// session lost its provider.
+#[test]
+fn prompts_without_a_model_leave_the_target_to_the_last_assistant_message() {
+    let ses = "ses_0a1b2c3d4ffeTinySession01";
+    let user = format!(
+        r#"{{"info":{{"id":"msg_ed8700000001UserFirst0001","sessionID":"{ses}","role":"user","time":{{"created":1781740000000}}}},"parts":[]}}"#
+    );
+    let assistant = format!(
+        r#"{{"info":{{"id":"msg_ed8700000002AsstFirst0002","sessionID":"{ses}","role":"assistant","parentID":"msg_ed8700000001UserFirst0001","providerID":"anthropic","modelID":"claude-opus-4-6","mode":"build","path":{{"cwd":"/","root":"/"}},"cost":0,"tokens":{{"input":1,"output":1,"reasoning":0,"cache":{{"read":0,"write":0}}}},"time":{{"created":1781740001000,"completed":1781740002000}}}},"parts":[]}}"#
+    );
+    let s = load_export(&format!("[{user},{assistant}]"), "two").expect("loads");
+    let t = session_target(&s, None);
+    assert_eq!(
+        (t.provider.as_deref(), t.model.as_deref(), t.is_anthropic()),
+        (Some("anthropic"), Some("claude-opus-4-6"), true),
+        "{t:?}"
+    );
+}
+
+/// While OpenCode runs, a last message that ended with an error (here the user aborted it, so
+/// it never got a completion time) is finished: OpenCode writes no more to it, and it is
+/// repaired as it would be otherwise. Kills `|| i != last` turned into `&& i != last` in
+/// `doctor::plan` (cargo-mutants' text, without brackets: `completed || error && i != last ||
+/// !live`), under which an aborted last message counted as one still being written and was
+/// left alone.
+#[test]
+fn an_aborted_last_message_is_repaired_while_opencode_runs() {
+    let ses = "ses_0a1b2c3d4ffeTinySession01";
+    let user = format!(
+        r#"{{"info":{{"id":"msg_ed8700000001UserFirst0001","sessionID":"{ses}","role":"user","time":{{"created":1781740000000}},"model":{{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}}},"parts":[]}}"#
+    );
+    let msg = "msg_ed8700000002AsstFirst0002";
+    let part = |n: u32, text: &str| {
+        format!(
+            r#"{{"id":"prt_ed870000002{n}Part0000000{n}","sessionID":"{ses}","messageID":"{msg}","type":"text","text":"{text}","time":{{"start":3,"end":3}}}}"#
+        )
+    };
+    let assistant = format!(
+        r#"{{"info":{{"id":"{msg}","sessionID":"{ses}","role":"assistant","parentID":"msg_ed8700000001UserFirst0001","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","path":{{"cwd":"/","root":"/"}},"cost":0,"tokens":{{"input":1,"output":1,"reasoning":0,"cache":{{"read":0,"write":0}}}},"time":{{"created":1781740001000}},"error":{{"name":"MessageAbortedError","data":{{"message":"The operation was aborted."}}}}}},"parts":[{},{}]}}"#,
+        part(0, "partial"),
+        part(1, "  ")
+    );
+    let session = load_export(&format!("[{user},{assistant}]"), "aborted").expect("loads");
+    let live = PlanOptions {
+        last_message_live: true,
+        target: None,
+    };
+    let plan = doctor::plan(&session, &live);
+    assert_eq!(
+        render_plan(&plan),
+        "session ses_0a1b2c3d4ffeTinySession01: 1 repair(s)\n\
+         AN-05 removed_part EmptyText msg_ed8700000002AsstFirst0002/prt_ed8700000021Part00000001: \
+         whitespace-only text part: \"text content blocks must contain non-whitespace text\"\n"
+    );
+    assert_eq!(plan, doctor::plan(&session, &PlanOptions::default()));
+}
+
+/// A session told to go to a model that is not Claude is checked as if switched to
+/// [`SWITCH_MODEL`], under that model's rules and not those of the model it was told: with
+/// adaptive thinking asked for, Sonnet 4.5 (which has no adaptive mode) is warned about, where
+/// the unknown model would have taken it. Kills the deletion of `model` from the options
+/// `check_stored_request` checks with, under which the session was checked for the model it
+/// was told (`moonshot/kimi-k2`, the strict profile) and nothing was found.
+#[test]
+fn a_session_sent_elsewhere_is_checked_under_the_switch_models_rules() {
+    let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
+    let opts = Options {
+        model: Some("moonshot/kimi-k2".to_owned()),
+        thinking: Some(turnkeeper_prevent::Mode::Adaptive),
+        ..Options::default()
+    };
+    let c = check_session(&two_messages(&[text]), &opts).expect("checks");
+    assert_eq!(
+        render_check(&c),
+        "target: Other moonshot / kimi-k2 (checked as claude-sonnet-4-5)\n\
+         Warning CFG-03 -/-: if this session is switched to Claude (claude-sonnet-4-5): \
+         adaptive thinking is not supported on this model\n\
+         has errors: false\n"
+    );
+}
