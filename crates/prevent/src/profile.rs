@@ -1030,6 +1030,29 @@ mod tests {
         assert!(!profile_for(Some("claude-opus-4-7"), Some(&o)).prefill_ok);
     }
 
+    /// A key without `*` patches the one model it names, in any spelling, and no other: the
+    /// neighbour of the same family keeps the profile it has without overrides. Kills the match
+    /// guard `normalize(&k) == n` replaced with `true` in `ProfileOverrides::patches_for`,
+    /// under which every exact key patched every model.
+    #[test]
+    fn an_exact_override_leaves_other_models_alone() {
+        let o = ProfileOverrides::parse(
+            "[models.\"Anthropic/Claude-Nova-1\"]\nfamily = \"claude\"\nprefill_ok = true\n",
+            false,
+        )
+        .expect("parses");
+        let nova = profile_for(Some("claude-nova-1"), Some(&o));
+        assert!(nova.known && nova.prefill_ok && nova.family == Family::Claude);
+        assert_eq!(
+            profile_for(Some("claude-nova-2"), Some(&o)),
+            profile_for(Some("claude-nova-2"), None)
+        );
+        assert_eq!(
+            profile_for(Some("claude-opus-4-7"), Some(&o)),
+            profile_for(Some("claude-opus-4-7"), None)
+        );
+    }
+
     #[test]
     fn the_5_5_generation_has_its_documented_profiles() {
         let opus = profile_for(Some("claude-opus-5-5"), None);
