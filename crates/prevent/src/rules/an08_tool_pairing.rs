@@ -1134,4 +1134,41 @@ mod tests {
             },
         );
     }
+
+    /// A result after the user's text moves to the front of its message, and the empty
+    /// assistant message that ends the request (a valid empty prefill, which AN-04 leaves) is
+    /// no message of the run: it stays, and so does the real result. Kills `k < end` turned
+    /// into `k <= end` in `rebuild`, under which the loop over the run's later messages went
+    /// one past the run, removed the empty prefill as "left empty once its results moved up",
+    /// and the pass after it traded the real result for an error result.
+    #[test]
+    fn the_empty_prefill_after_a_rebuilt_run_stays() {
+        let msgs = |content: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{CALL},{{"role":"user","content":{content}}},{{"role":"assistant","content":[]}}"#
+            )
+        };
+        let x = result("x", false);
+        let input = body(
+            "claude-sonnet-4-5",
+            "",
+            &msgs(&format!(r#"[{{"type":"text","text":"a"}},{x}]"#)),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-09"],
+                after: Some(&body(
+                    "claude-sonnet-4-5",
+                    "",
+                    &msgs(&format!(r#"[{x},{{"type":"text","text":"a"}}]"#)),
+                )),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &Options::default()),
+            ["AN-09 moved_block messages[2].content[1]"]
+        );
+    }
 }
