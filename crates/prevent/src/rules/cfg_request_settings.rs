@@ -394,7 +394,7 @@ fn m_tools<'t>(t: &'t Transcript<'_>) -> Option<&'t str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, body, check_case};
+    use crate::rules::common::testing::{Expect, body, changes, check_case, findings};
 
     fn settings(model: &str, thinking: &str, extra: &str) -> String {
         body(model, thinking, r#"{"role":"user","content":"q"}"#).replacen(
@@ -458,5 +458,93 @@ mod tests {
                 left: &["CFG-14", "CFG-15"],
             },
         );
+    }
+
+    /// A forced `tool_choice` with adaptive thinking is refused by a model whose profile says
+    /// so (Fable 5.1), and accepted by one whose profile takes it (Haiku 5.5). Kills
+    /// `ctx.mode == Mode::Adaptive` turned into `!=` in `run`, under which adaptive thinking
+    /// passed with a forced tool choice everywhere.
+    #[test]
+    fn a_forced_tool_choice_with_adaptive_thinking_is_refused_where_the_profile_says() {
+        let forced = r#""tool_choice":{"type":"tool","name":"f"},"#;
+        let adaptive = r#"{"type":"adaptive"}"#;
+        let input = settings("claude-fable-5-1", adaptive, forced);
+        check_case(
+            &input,
+            Expect {
+                rules: &["CFG-12"],
+                after: None,
+                left: &["CFG-12"],
+            },
+        );
+        assert_eq!(
+            findings(&input, &crate::Options::default()),
+            ["CFG-12 tool_choice: Thinking may not be enabled when tool_choice forces tool use."]
+        );
+        check_case(
+            &settings("claude-haiku-5-5", adaptive, forced),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// Only a tool that is both deferred and cached is refused: a deferred tool without
+    /// `cache_control` and a cached tool that is not deferred are fine beside it. Kills `&&`
+    /// turned into `||` in `newer_settings`' CFG-18 test, under which every deferred tool and
+    /// every cached tool was reported.
+    #[test]
+    fn only_a_tool_both_deferred_and_cached_is_refused() {
+        let tools = r#""tools":[{"name":"a","input_schema":{"type":"object"},"defer_loading":true},{"name":"b","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}},{"name":"c","input_schema":{"type":"object"},"defer_loading":true,"cache_control":{"type":"ephemeral"}}],"#;
+        let input = settings("claude-sonnet-4-5", "", tools);
+        assert_eq!(
+            findings(&input, &crate::Options::default()),
+            [
+                "CFG-18 tools[2]: Tool 'c' cannot have both defer_loading=true and cache_control set. Tools with defer_loading cannot use prompt caching."
+            ]
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["CFG-18"],
+                after: None,
+                left: &["CFG-18"],
+            },
+        );
+    }
+
+    /// Settings a rule has already replaced are checked as they will be sent: in the pass where
+    /// AN-16 disables thinking for an open tool loop, the budget of the manual thinking it
+    /// replaced (below 1024, CFG-05 to `check`) is no longer reported. Kills
+    /// `e.key == "thinking"` turned into `!=` in `run`, under which the replaced thinking was
+    /// checked as if it were still sent, and the repairing pass reported its budget.
+    #[test]
+    fn a_replaced_thinking_parameter_is_not_checked_in_the_pass_that_replaced_it() {
+        let input = body(
+            "claude-sonnet-4-5",
+            r#"{"type":"enabled","budget_tokens":512}"#,
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}"#,
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let opts = crate::Options::default();
+        let rules = |repair: bool| -> Vec<String> {
+            crate::pipeline(&t, &opts, repair)
+                .1
+                .findings
+                .iter()
+                .map(|f| format!("{} {}", f.rule, f.path))
+                .collect()
+        };
+        assert_eq!(
+            rules(false),
+            [
+                "AN-16 messages[1].content[0]",
+                "CFG-05 thinking.budget_tokens"
+            ]
+        );
+        assert_eq!(rules(true), ["AN-16 messages[1].content[0]"]);
+        assert_eq!(changes(&input, &opts), ["AN-16 request thinking"]);
     }
 }
