@@ -104,4 +104,56 @@ mod tests {
             },
         );
     }
+
+    /// Regression (found while killing the mutant `restore -> false` in rules/common.rs): after
+    /// AN-02 merged two assistant messages, the merged message's first input message has a
+    /// stored turn; restoring that turn put back `[t0, "a"]` and dropped the merged-in thinking
+    /// and text `"b"` with only "restored" in the report. A merged message is not restored: AN-18
+    /// removes the misplaced thinking block, reported, and keeps the text.
+    #[test]
+    fn a_merged_message_is_not_restored_over_what_was_merged_in() {
+        use crate::rules::common::testing::changes;
+        use crate::{Options, Policy};
+
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{},{{"type":"text","text":"a"}}]}}"#,
+                thinking("t0")
+            ))
+            .expect("stored");
+        let opts = Options {
+            store: Some(&store),
+            policy: Policy {
+                merge_same_role: Some(true),
+                ..Policy::default()
+            },
+            ..Options::default()
+        };
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"text","text":"a"}}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"b"}}]}},{{"role":"user","content":"next"}}"#,
+                thinking("t1")
+            ),
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &opts).expect("repairs");
+        assert_eq!(
+            r.body,
+            body(
+                "claude-sonnet-4-5",
+                MANUAL,
+                r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"user","content":"next"}"#,
+            )
+        );
+        assert_eq!(
+            changes(&input, &opts),
+            [
+                "AN-02 merged_message messages[1]",
+                "AN-18 removed_block messages[2].content[0]",
+            ]
+        );
+    }
 }

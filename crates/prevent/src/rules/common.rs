@@ -191,6 +191,17 @@ pub fn stored_original(ctx: &Ctx<'_>, d: &Draft<'_, '_>, i: usize) -> Option<Ori
         return None;
     }
     let o = d.origin(i)?;
+    // A message that holds blocks of another input message (AN-02 merged them in) is no longer
+    // the turn the store kept: putting that turn back would drop what was merged in, with only
+    // a "restored" to show for it. The rule's own repair (reported block by block) goes instead.
+    let t = d.transcript();
+    if d.blocks(i).any(|b| {
+        b.orig
+            .and_then(|n| t.locate_block(n as usize))
+            .is_some_and(|(m, _)| m != o)
+    }) {
+        return None;
+    }
     let turn = store.find(d.transcript(), o)?;
     let body = format!(
         "{{\"type\":\"message\",\"role\":\"assistant\",\"content\":{}}}",
