@@ -352,4 +352,15 @@ mod tests {
         );
         assert_eq!(ChangeAction::MergedMessage.as_str(), "merged_message");
     }
+
+    /// A rule id compares equal to its own string only, from either side. Kills
+    /// `<impl PartialEq<RuleId> for &str>::eq` replaced with `true`, under which every string
+    /// equalled every id.
+    #[test]
+    fn a_string_equals_only_its_own_rule_id() {
+        assert!("AN-02" == RuleId::An02);
+        assert!("AN-01" != RuleId::An02);
+        assert!("an-02" != RuleId::An02);
+        assert!(RuleId::An02 == "AN-02" && RuleId::An02 != "AN-01");
+    }
 }

@@ -1072,4 +1072,14 @@ mod tests {
         assert!(!haiku.forced_tool_choice_refused && haiku.forced_tool_choice_adaptive_ok);
         assert!(!haiku.prefill_ok && haiku.strict_sampling);
     }
+
+    /// The legacy order is undone only when every part between `claude` and the family is a
+    /// number: `claude-4-x-sonnet` (a word among the version parts) is left as it came.
+    /// Kills `!p.is_empty() && …` turned into `||` in `normalize`, under which any non-empty
+    /// part passed and the id became `claude-sonnet-4-x`.
+    #[test]
+    fn a_legacy_order_with_a_word_among_the_version_parts_is_left_as_it_came() {
+        assert_eq!(normalize("claude-4-x-sonnet"), "claude-4-x-sonnet");
+        assert_eq!(normalize("claude-4-6-sonnet"), "claude-sonnet-4-6");
+    }
 }

@@ -272,4 +272,28 @@ mod tests {
             },
         );
     }
+
+    /// A lead-in made of two whitespace text blocks before the first thinking block is still an
+    /// adaptive lead-in: both stay (the body is unchanged). Kills `b.kind() != BlockKind::Text`
+    /// turned into `==` in `adaptive_lead_in`, under which the look past block `j` stopped at the
+    /// second blank text block and the first was removed as empty.
+    #[test]
+    fn a_lead_in_of_two_blank_text_blocks_before_thinking_stays() {
+        let th = crate::rules::common::testing::thinking("t");
+        let input = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"text","text":"\n\n"}},{{"type":"text","text":" "}},{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
 }

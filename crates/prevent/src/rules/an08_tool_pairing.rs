@@ -1171,4 +1171,29 @@ mod tests {
             ["AN-09 moved_block messages[2].content[1]"]
         );
     }
+
+    /// A turn of two assistant messages whose one answerable call is answered right after it is
+    /// left as it is, even though the quick path looks closer (the second message's call has no
+    /// id, so no result can answer it: AN-12 reports it, frozen in a signed message). Kills
+    /// `Analysis::ok` replaced with `false`, under which the closer look that found nothing
+    /// wrong still split the turn (AN-11 put the result between the two messages).
+    #[test]
+    fn an_answered_turn_the_quick_path_does_not_recognise_is_left_alone() {
+        let th = thinking("t");
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}]}},{{"role":"assistant","content":[{th},{{"type":"tool_use","name":"g","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"assistant","content":"ok"}},{{"role":"user","content":"more"}}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-12"],
+                after: None,
+                left: &["AN-12"],
+            },
+        );
+    }
 }

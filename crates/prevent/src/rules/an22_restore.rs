@@ -61,7 +61,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{body, thinking};
+    use crate::rules::common::testing::{Expect, body, changes, check_with, thinking};
     use crate::{Options, Severity, check};
 
     #[test]
@@ -159,5 +159,43 @@ mod tests {
             .map(|f| format!("{} {:?} {}", f.rule, f.severity, f.path))
             .collect();
         assert_eq!(found, ["AN-22 Warning messages[3]"]);
+    }
+
+    /// The shape compared with the stored original leaves out blank text: a turn that lost only
+    /// the adaptive lead-in ("\n\n") the provider put before its thinking is the stored turn, and
+    /// is not restored (no change, the body as it came). Kills `b.kind() == BlockKind::Text`
+    /// turned into `!=` in `common::shape_of`, under which the blank lead-in counted and the
+    /// turn was put back with it.
+    #[test]
+    fn a_turn_that_lost_only_its_blank_lead_in_is_not_restored() {
+        let th = thinking("t");
+        let call = r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#;
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{{"type":"text","text":"\n\n"}},{th},{call}]}}"#
+            ))
+            .expect("stored");
+        let opts = Options {
+            store: Some(&store),
+            ..Options::default()
+        };
+        let input = body(
+            "claude-opus-4-6",
+            r#"{"type":"adaptive"}"#,
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{th},{call}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}}]}}"#
+            ),
+        );
+        assert_eq!(changes(&input, &opts), Vec::<String>::new());
+        check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
     }
 }

@@ -547,4 +547,48 @@ mod tests {
         assert_eq!(rules(true), ["AN-16 messages[1].content[0]"]);
         assert_eq!(changes(&input, &opts), ["AN-16 request thinking"]);
     }
+
+    /// The newer settings (CFG-13 to CFG-18) are checked as they will be sent too: when AN-25
+    /// replaces a `disabled` thinking parameter that carries a budget (CFG-14 to `check`) with
+    /// the drop-block binding, the repairing pass no longer reports the replaced parameter's
+    /// extra field. Kills `e.key == "thinking"` turned into `!=` in `newer_settings`, under
+    /// which the replaced parameter was read as if it were still sent.
+    #[test]
+    fn a_thinking_parameter_replaced_by_an25_is_not_checked_by_the_newer_settings() {
+        let th = crate::rules::common::testing::thinking("t");
+        let input = body(
+            "claude-fable-5-1",
+            r#"{"type":"disabled","budget_tokens":1024}"#,
+            &format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":" "}},{{"type":"text","text":"q"}}]}},{{"role":"assistant","content":[{th},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            ),
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let mut opts = crate::Options::default();
+        opts.policy.on_prefix_edit = crate::PrefixEdit::DropBlock;
+        let rules = |repair: bool| -> Vec<String> {
+            crate::pipeline(&t, &opts, repair)
+                .1
+                .findings
+                .iter()
+                .map(|f| format!("{} {}", f.rule, f.path))
+                .collect()
+        };
+        assert_eq!(
+            rules(false),
+            [
+                "AN-05 messages[0].content[0]",
+                "CFG-04 thinking.type",
+                "CFG-14 thinking.budget_tokens"
+            ]
+        );
+        assert_eq!(rules(true), ["AN-05 messages[0].content[0]"]);
+        assert_eq!(
+            changes(&input, &opts),
+            [
+                "AN-05 removed_block messages[0].content[0]",
+                "AN-25 request thinking"
+            ]
+        );
+    }
 }
