@@ -156,4 +156,61 @@ mod tests {
             ]
         );
     }
+
+    /// Regression: AN-23 removed a stored turn's thinking block whose signature cannot verify,
+    /// and AN-18 put the stored turn back over it, block included, in every pass up to the
+    /// limit: the body came out as it went in, with eight changes reported and the AN-23
+    /// finding left. The store restores what the client changed, not what this repair changed,
+    /// so AN-18 removes the misplaced thinking block instead (found by helper analysis of the
+    /// surviving mutant `restore -> false`).
+    #[test]
+    fn a_turn_stored_as_it_came_is_not_put_back_over_this_repairs_removal() {
+        use crate::Options;
+        use crate::rules::common::testing::changes;
+
+        let blocks = format!(
+            r#"{{"type":"thinking","thinking":"a","signature":""}},{{"type":"text","text":"x"}},{},{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}"#,
+            thinking("b")
+        );
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{blocks}]}}"#
+            ))
+            .expect("stored");
+        let opts = Options {
+            store: Some(&store),
+            ..Options::default()
+        };
+        let msgs = |content: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{content}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}}]}},{{"role":"assistant","content":"ok"}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let input = body("claude-sonnet-4-5", MANUAL, &msgs(&blocks));
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &opts).expect("repairs");
+        assert_eq!(
+            r.body,
+            body(
+                "claude-sonnet-4-5",
+                MANUAL,
+                &msgs(
+                    r#"{"type":"text","text":"x"},{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#
+                )
+            )
+        );
+        assert!(
+            r.report.findings_left.is_empty(),
+            "{:?}",
+            r.report.findings_left
+        );
+        assert_eq!(
+            changes(&input, &opts),
+            [
+                "AN-23 removed_block messages[1].content[0]",
+                "AN-18 removed_block messages[1].content[2]",
+            ]
+        );
+    }
 }

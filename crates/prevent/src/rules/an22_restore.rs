@@ -198,4 +198,54 @@ mod tests {
             },
         );
     }
+
+    /// Regression: a stored turn holding a thinking block with an empty signature (as a gateway
+    /// may return) was put back by AN-22 in the second pass over AN-23's removal of that block,
+    /// and removed again, until the pass limit. A stored turn whose thinking cannot verify is no
+    /// original to restore: the repair ends after AN-23's one removal.
+    #[test]
+    fn a_stored_turn_whose_thinking_cannot_verify_is_not_put_back() {
+        let blocks = format!(
+            r#"{{"type":"thinking","thinking":"a","signature":""}},{},{{"type":"text","text":"x"}}"#,
+            thinking("b")
+        );
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{blocks}]}}"#
+            ))
+            .expect("stored");
+        let opts = Options {
+            store: Some(&store),
+            ..Options::default()
+        };
+        let turn = |content: &str| {
+            body(
+                "claude-sonnet-4-5",
+                r#"{"type":"enabled","budget_tokens":2048}"#,
+                &format!(
+                    r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{content}]}},{{"role":"user","content":"more"}}"#
+                ),
+            )
+        };
+        let input = turn(&blocks);
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &opts).expect("repairs");
+        assert_eq!(
+            r.body,
+            turn(&format!(
+                r#"{},{{"type":"text","text":"x"}}"#,
+                thinking("b")
+            ))
+        );
+        assert!(
+            r.report.findings_left.is_empty(),
+            "{:?}",
+            r.report.findings_left
+        );
+        assert_eq!(
+            changes(&input, &opts),
+            ["AN-23 removed_block messages[1].content[0]"]
+        );
+    }
 }

@@ -28,7 +28,7 @@ use crate::rules::common::has_thinking;
 
 /// The provenance of a thinking block's signature (`signature`, or `data` of redacted thinking),
 /// without reading it again when the reader already found it to be base64.
-fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
+pub(crate) fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
     match b.block.signature_field() {
         Some(s) if b.block.signature_is_base64(b.src) => provenance_of_base64(s.raw(b.src)),
         field => provenance(b.str(field).as_deref()),

@@ -3,7 +3,7 @@
 //! leaves a whitespace lead-in or an empty message) is reported by the rule whose repair caused
 //! it. No rule file imports another; they all import from here.
 
-use turnkeeper_guard::is_guarded;
+use turnkeeper_guard::{Provenance, is_guarded};
 use turnkeeper_model::{
     BlockKind, Draft, DraftBlock, Format, FormatHint, Kinds, NewBlock, Role, read,
 };
@@ -212,7 +212,25 @@ pub fn stored_original(ctx: &Ctx<'_>, d: &Draft<'_, '_>, i: usize) -> Option<Ori
         return None;
     }
     let stored_draft = Draft::new(&st);
-    if shape_of(&stored_draft, 0) == shape_of(d, i) {
+    // A stored turn with a thinking block whose signature can never verify (a gateway's empty
+    // or dummy signature) is no original to put back: AN-23 would remove that block again, and
+    // the next pass would restore it, until the pass limit.
+    if stored_draft.blocks(0).any(|b| {
+        b.kind().is_thinking()
+            && (b.kind() == BlockKind::Thinking && !b.block.has_signature_key
+                || super::an23_signatures::signature_provenance(&b) != Provenance::Plausible)
+    }) {
+        return None;
+    }
+    let stored = shape_of(&stored_draft, 0);
+    if stored == shape_of(d, i) {
+        return None;
+    }
+    // The store restores what the client changed, never what this repair changed: when the
+    // message came in as the store has it, a rule of this run made the difference (AN-23 removed
+    // a block whose signature cannot verify), and putting the turn back would undo that repair,
+    // pass after pass. The rule then repairs its own way.
+    if stored == shape_of(&Draft::new(t), o) {
         return None;
     }
     let mut blocks = Vec::new();
