@@ -495,9 +495,10 @@ fn an_assistant_message_without_a_model_leaves_the_target_to_the_prompt() {
 }
 
 /// While OpenCode runs, only a last message that is still unfinished is left alone; a finished
-/// one is repaired like any other. Kills `|| i != last` turned into `&&` in `doctor::plan`
-/// (and `|| a.error.is_some()` likewise), under which a finished last message counted as one
-/// still being written.
+/// one is repaired like any other: under `|| i != last` turned into `&&` in `doctor::plan`,
+/// grouped `(completed || error) && i != last`, a finished last message counted as one still
+/// being written. (cargo-mutants' own text, without brackets, is killed by
+/// `an_aborted_last_message_is_repaired_while_opencode_runs`.)
 #[test]
 fn a_finished_last_message_is_repaired_while_opencode_runs() {
     let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
