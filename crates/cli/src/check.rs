@@ -1,6 +1,6 @@
 //! `turnkeeper check` and `turnkeeper repair`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,8 +13,7 @@ use turnkeeper::{Finding, Mode, Options, Policy, ProfileOverrides, Report, Sever
 
 use crate::fail;
 use crate::input::{
-    FormatArg, Input, is_stdout, load_session, open_store, read_input, report_not_on_body,
-    write_output,
+    FormatArg, Input, load_session, open_store, read_input, report_not_on_body, write_output,
 };
 use crate::render::{self, Lines, Style};
 
@@ -373,8 +372,12 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
     if a.in_place && t.file.as_ref().is_none_or(|f| f.as_os_str() == "-") {
         return fail("--in-place needs a FILE");
     }
-    let body_on_stdout = !a.in_place && a.output.as_deref().is_none_or(is_stdout);
-    if let Err(e) = report_not_on_body(a.report.as_deref(), body_on_stdout) {
+    let body_to = if a.in_place {
+        t.file.as_deref()
+    } else {
+        a.output.as_deref()
+    };
+    if let Err(e) = report_not_on_body(a.report.as_deref(), body_to) {
         return fail(e);
     }
     let loaded = match t.load() {
@@ -420,14 +423,11 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
                 .as_deref()
                 .map_or(Ok(()), |f| write_atomically(f, &fixed.body, true))
         }
-    } else if let Some(o) = a.output.as_deref().filter(|o| !is_stdout(o)) {
-        write_atomically(o, &fixed.body, false)
     } else {
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(fixed.body.as_bytes())
-            .and_then(|_| stdout.flush())
-            .map_err(|e| format!("<stdout>: {e}"))
+        write_output(
+            a.output.as_deref().unwrap_or(Path::new("-")),
+            fixed.body.as_bytes(),
+        )
     };
     if let Err(e) = written {
         return fail(e);

@@ -160,11 +160,11 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("<stdout>: {e}"))
 }
 
-/// Refuses a `--report -` when the body goes to standard output too (no `-o FILE`, no
-/// `--in-place`): the two would be mixed in one stream.
-pub fn report_not_on_body(report: Option<&Path>, body_on_stdout: bool) -> Result<(), String> {
+/// Refuses a `--report -` when the body goes to standard output too (`body_to` is where the
+/// body is written: `None` or `-` for standard output): the two would be mixed in one stream.
+pub fn report_not_on_body(report: Option<&Path>, body_to: Option<&Path>) -> Result<(), String> {
     match report {
-        Some(r) if is_stdout(r) && body_on_stdout => Err(
+        Some(r) if is_stdout(r) && body_to.is_none_or(is_stdout) => Err(
             "--report -: standard output already carries the body; write the body with -o FILE (or --in-place), or the report to a file"
                 .to_owned(),
         ),

@@ -69,8 +69,7 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
     if args.request.as_os_str() == "-" && args.error.as_os_str() == "-" {
         return Err("only one of --request and --error can read standard input".to_owned());
     }
-    let body_on_stdout = args.output.as_deref().is_none_or(crate::input::is_stdout);
-    crate::input::report_not_on_body(args.report.as_deref(), body_on_stdout)?;
+    crate::input::report_not_on_body(args.report.as_deref(), args.output.as_deref())?;
     let request = read_text(&args.request, true)?;
     if let Err(e) = turnkeeper::read(&request, FormatHint::Auto) {
         return Err(format!(

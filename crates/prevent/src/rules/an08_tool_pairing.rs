@@ -83,8 +83,8 @@ fn key<'d>(b: &BlockRef<'d>) -> Cow<'d, str> {
 
 /// A call's or result's key ([`key`]) and name, owned, for block `j` of message `i`.
 ///
-/// `None` for a call outside Gemini that has no `id`: only Gemini matches a response to its call
-/// by name, so nothing can answer such a call. It takes no part in pairing (a result sent for it
+/// `None` for a call that cannot be answered ([`answerable`]: outside Gemini, with no `id`). It
+/// takes no part in pairing (a result sent for it
 /// is an orphan), and AN-12 reports the missing id, which it supplies where the turn may be
 /// edited. Pairing it by a made-up key would add a result whose id no call carries.
 fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
@@ -92,10 +92,7 @@ fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
     if !matches!(b.kind(), BlockKind::ToolCall | BlockKind::ToolResult) {
         return None;
     }
-    if b.kind() == BlockKind::ToolCall
-        && b.id().is_none()
-        && d.transcript().format != Format::Gemini
-    {
+    if b.kind() == BlockKind::ToolCall && !answerable(&b, d.transcript().format) {
         return None;
     }
     let name = b
@@ -219,15 +216,17 @@ fn ids(format: Format) -> (RuleId, RuleId, RuleId, RuleId) {
     }
 }
 
-/// True when a call and a result name each other ([`key`]).
-/// Whether `result` answers `call`: the same key, for a call that can be answered at all (a
-/// call outside Gemini with no `id` cannot, as in [`call_key`]; keyed by name, it used to match a
-/// result with no `tool_use_id` here while the closer look called that result an orphan, so
-/// `check` reported AN-10 and `repair`, once AN-05 had removed a blank block before the result,
-/// let it stand: found by the repair_invariants fuzz target,
-/// `corpus/regressions/repair_invariants-2de48a77c441e0bc`).
+/// Whether a call can be answered at all: only Gemini matches a response to its call by name,
+/// so a call elsewhere with no `id` cannot be.
+fn answerable(call: &BlockRef<'_>, format: Format) -> bool {
+    call.id().is_some() || format == Format::Gemini
+}
+
+/// Whether `result` answers `call`: the same key ([`key`]), for a call that can be answered
+/// ([`answerable`]). Keyed by name, an id-less call used to match an id-less result here while
+/// [`analyse`] called that result an orphan (`corpus/regressions/repair_invariants-2de48a77c441e0bc`).
 fn answers(call: &BlockRef<'_>, result: &BlockRef<'_>, format: Format) -> bool {
-    (call.id().is_some() || format == Format::Gemini) && key(call) == key(result)
+    answerable(call, format) && key(call) == key(result)
 }
 
 /// The common case, decided without allocating: the turn `[start, a_end)` makes calls, the user

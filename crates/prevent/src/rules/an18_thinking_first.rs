@@ -58,7 +58,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, MANUAL, body, check_case, thinking};
+    use crate::rules::common::testing::{
+        Expect, MANUAL, body, changes, check_case, store_of, thinking,
+    };
 
     #[test]
     fn thinking_after_text_goes_whole_in_manual_mode_and_stays_in_adaptive() {
@@ -112,16 +114,12 @@ mod tests {
     /// removes the misplaced thinking block, reported, and keeps the text.
     #[test]
     fn a_merged_message_is_not_restored_over_what_was_merged_in() {
-        use crate::rules::common::testing::changes;
         use crate::{Options, Policy};
 
-        let mut store = turnkeeper_guard::TurnStore::in_memory();
-        store
-            .add_response(&format!(
-                r#"{{"type":"message","role":"assistant","content":[{},{{"type":"text","text":"a"}}]}}"#,
-                thinking("t0")
-            ))
-            .expect("stored");
+        let store = store_of(&format!(
+            r#"{},{{"type":"text","text":"a"}}"#,
+            thinking("t0")
+        ));
         let opts = Options {
             store: Some(&store),
             policy: Policy {
@@ -166,18 +164,12 @@ mod tests {
     #[test]
     fn a_turn_stored_as_it_came_is_not_put_back_over_this_repairs_removal() {
         use crate::Options;
-        use crate::rules::common::testing::changes;
 
         let blocks = format!(
             r#"{{"type":"thinking","thinking":"a","signature":""}},{{"type":"text","text":"x"}},{},{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}"#,
             thinking("b")
         );
-        let mut store = turnkeeper_guard::TurnStore::in_memory();
-        store
-            .add_response(&format!(
-                r#"{{"type":"message","role":"assistant","content":[{blocks}]}}"#
-            ))
-            .expect("stored");
+        let store = store_of(&blocks);
         let opts = Options {
             store: Some(&store),
             ..Options::default()

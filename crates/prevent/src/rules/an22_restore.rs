@@ -61,18 +61,13 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::common::testing::{Expect, body, changes, check_with, thinking};
+    use crate::rules::common::testing::{Expect, body, changes, check_with, store_of, thinking};
     use crate::{Options, Severity, check};
 
     #[test]
     fn a_turn_whose_thinking_was_dropped_whole_is_not_restored() {
         let th = thinking("t");
-        let mut store = turnkeeper_guard::TurnStore::in_memory();
-        store
-            .add_response(&format!(
-                r#"{{"type":"message","role":"assistant","content":[{th},{{"type":"text","text":"289"}}]}}"#
-            ))
-            .expect("stored");
+        let store = store_of(&format!(r#"{th},{{"type":"text","text":"289"}}"#));
         let opts = Options {
             store: Some(&store),
             ..Options::default()
@@ -164,18 +159,13 @@ mod tests {
     /// The shape compared with the stored original leaves out blank text: a turn that lost only
     /// the adaptive lead-in ("\n\n") the provider put before its thinking is the stored turn, and
     /// is not restored (no change, the body as it came). Kills `b.kind() == BlockKind::Text`
-    /// turned into `!=` in `common::shape_of`, under which the blank lead-in counted and the
+    /// turned into `!=` in `common::shape`, under which the blank lead-in counted and the
     /// turn was put back with it.
     #[test]
     fn a_turn_that_lost_only_its_blank_lead_in_is_not_restored() {
         let th = thinking("t");
         let call = r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#;
-        let mut store = turnkeeper_guard::TurnStore::in_memory();
-        store
-            .add_response(&format!(
-                r#"{{"type":"message","role":"assistant","content":[{{"type":"text","text":"\n\n"}},{th},{call}]}}"#
-            ))
-            .expect("stored");
+        let store = store_of(&format!(r#"{{"type":"text","text":"\n\n"}},{th},{call}"#));
         let opts = Options {
             store: Some(&store),
             ..Options::default()
@@ -209,12 +199,7 @@ mod tests {
             r#"{{"type":"thinking","thinking":"a","signature":""}},{},{{"type":"text","text":"x"}}"#,
             thinking("b")
         );
-        let mut store = turnkeeper_guard::TurnStore::in_memory();
-        store
-            .add_response(&format!(
-                r#"{{"type":"message","role":"assistant","content":[{blocks}]}}"#
-            ))
-            .expect("stored");
+        let store = store_of(&blocks);
         let opts = Options {
             store: Some(&store),
             ..Options::default()

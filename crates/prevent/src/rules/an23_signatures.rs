@@ -17,23 +17,14 @@
 //! so removing it whole is the only repair; a real signature moved from another provider cannot
 //! be told from a good one (only the provider can), and is left alone.
 
-use turnkeeper_guard::{Provenance, provenance, provenance_of_base64};
-use turnkeeper_model::{BlockKind, BlockRef, Role};
+use turnkeeper_guard::Provenance;
+use turnkeeper_model::{BlockKind, Role};
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
 use crate::fix::Fixer;
 use crate::id::RuleId;
-use crate::rules::common::has_thinking;
-
-/// The provenance of a thinking block's signature (`signature`, or `data` of redacted thinking),
-/// without reading it again when the reader already found it to be base64.
-pub(crate) fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
-    match b.block.signature_field() {
-        Some(s) if b.block.signature_is_base64(b.src) => provenance_of_base64(s.raw(b.src)),
-        field => provenance(b.str(field).as_deref()),
-    }
-}
+use crate::rules::common::{has_thinking, signature_provenance};
 
 /// Removes thinking blocks whose signature can never verify.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {

@@ -3,9 +3,10 @@
 //! leaves a whitespace lead-in or an empty message) is reported by the rule whose repair caused
 //! it. No rule file imports another; they all import from here.
 
-use turnkeeper_guard::{Provenance, is_guarded};
+use turnkeeper_guard::{Provenance, is_guarded, provenance, provenance_of_base64};
 use turnkeeper_model::{
-    BlockKind, Draft, DraftBlock, Format, FormatHint, Kinds, NewBlock, Role, read,
+    BlockKind, BlockRef, Draft, DraftBlock, Format, FormatHint, Kinds, NewBlock, Role, Transcript,
+    read,
 };
 
 use crate::ctx::Ctx;
@@ -158,8 +159,8 @@ pub fn drop_thinking(f: &mut Fixer<'_, '_>, rule: RuleId, i: usize, reason: &str
 /// thinking, signature and data of guarded blocks.
 type Shape = Vec<(String, Option<String>, Option<String>)>;
 
-fn shape_of(d: &Draft<'_, '_>, i: usize) -> Shape {
-    d.blocks(i)
+fn shape<'d>(blocks: impl Iterator<Item = BlockRef<'d>>) -> Shape {
+    blocks
         .filter(|b| !(b.kind() == BlockKind::Text && b.is_blank()))
         .map(|b| {
             if b.kind().is_thinking() {
@@ -177,6 +178,24 @@ fn shape_of(d: &Draft<'_, '_>, i: usize) -> Shape {
             }
         })
         .collect()
+}
+
+/// The blocks of message `i` of a transcript as it was read (no draft over it).
+fn read_blocks<'d>(t: &'d Transcript<'_>, i: usize) -> impl Iterator<Item = BlockRef<'d>> {
+    t.blocks_of(i).iter().map(|block| BlockRef {
+        src: t.src,
+        block,
+        orig: None,
+    })
+}
+
+/// The provenance of a thinking block's signature (`signature`, or `data` of redacted thinking),
+/// without reading it again when the reader already found it to be base64.
+pub fn signature_provenance(b: &BlockRef<'_>) -> Provenance {
+    match b.block.signature_field() {
+        Some(s) if b.block.signature_is_base64(b.src) => provenance_of_base64(s.raw(b.src)),
+        field => provenance(b.str(field).as_deref()),
+    }
 }
 
 /// A stored original of assistant message `i`: its blocks and the raw texts of its guarded
@@ -211,26 +230,25 @@ pub fn stored_original(ctx: &Ctx<'_>, d: &Draft<'_, '_>, i: usize) -> Option<Ori
     if !st.blocks.iter().any(|b| b.kind().is_thinking()) {
         return None;
     }
-    let stored_draft = Draft::new(&st);
     // A stored turn with a thinking block whose signature can never verify (a gateway's empty
     // or dummy signature) is no original to put back: AN-23 would remove that block again, and
     // the next pass would restore it, until the pass limit.
-    if stored_draft.blocks(0).any(|b| {
+    if read_blocks(&st, 0).any(|b| {
         b.kind().is_thinking()
             && (b.kind() == BlockKind::Thinking && !b.block.has_signature_key
-                || super::an23_signatures::signature_provenance(&b) != Provenance::Plausible)
+                || signature_provenance(&b) != Provenance::Plausible)
     }) {
         return None;
     }
-    let stored = shape_of(&stored_draft, 0);
-    if stored == shape_of(d, i) {
+    let stored = shape(read_blocks(&st, 0));
+    if stored == shape(d.blocks(i)) {
         return None;
     }
     // The store restores what the client changed, never what this repair changed: when the
     // message came in as the store has it, a rule of this run made the difference (AN-23 removed
     // a block whose signature cannot verify), and putting the turn back would undo that repair,
     // pass after pass. The rule then repairs its own way.
-    if stored == shape_of(&Draft::new(t), o) {
+    if stored == shape(read_blocks(t, o)) {
         return None;
     }
     let mut blocks = Vec::new();
@@ -337,6 +355,18 @@ pub(crate) mod testing {
         }
         let r2 = repair(&t2, &again).expect("second repair");
         assert_eq!(r2.body, r.body, "repair is idempotent");
+    }
+
+    /// A turn store holding one assistant response whose content is the blocks `content` (JSON
+    /// array elements, without the brackets).
+    pub fn store_of(content: &str) -> turnkeeper_guard::TurnStore {
+        let mut store = turnkeeper_guard::TurnStore::in_memory();
+        store
+            .add_response(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{content}]}}"#
+            ))
+            .expect("stored");
+        store
     }
 
     /// The changes `repair` reports for `input` under `opts`, each as `RULE action path`: which
