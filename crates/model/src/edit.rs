@@ -562,8 +562,9 @@ impl<'t, 'a> Draft<'t, 'a> {
             }
             Anchor::Insert(_) => {
                 out.push_str(match self.t.format {
-                    Format::Anthropic => ",\"content\":",
                     Format::Gemini | Format::Opencode => ",\"parts\":",
+                    // The other formats are never drafted; Anthropic's key is the neutral one.
+                    _ => ",\"content\":",
                 });
                 self.write_block_array(out, None, list);
             }
@@ -692,9 +693,10 @@ impl<'t, 'a> Draft<'t, 'a> {
 
     fn write_new_message(&self, out: &mut String, role: Role, blocks: &[DraftBlock]) {
         let (open, key) = match self.t.format {
-            Format::Anthropic => ("{\"role\":\"", "\",\"content\":"),
             Format::Gemini => ("{\"role\":\"", "\",\"parts\":"),
             Format::Opencode => ("{\"info\":{\"role\":\"", "\"},\"parts\":"),
+            // Anthropic, and the formats that are never drafted.
+            _ => ("{\"role\":\"", "\",\"content\":"),
         };
         out.push_str(open);
         out.push_str(role_name(role, self.t.format == Format::Gemini));

@@ -41,10 +41,30 @@ pub enum ModelError {
     },
     /// The format could not be told from the input; pass one explicitly.
     #[error(
-        "cannot tell the format: expected an object with `messages` (Anthropic) or `contents` \
-         (Gemini), or an array of {{info, parts}} (OpenCode export)"
+        "cannot tell the format: expected an object with `messages` (Anthropic, OpenAI Chat or \
+         Bedrock Converse), `input` (OpenAI Responses) or `contents` (Gemini), or an array of \
+         {{info, parts}} (OpenCode export)"
     )]
     UnknownFormat,
+    /// The body shows signs of more than one format, or none and a model of no known vendor;
+    /// reading it as either could make it worse. Pass the format explicitly.
+    #[error(
+        "cannot tell the format: {} ({why}); pass one explicitly",
+        names(candidates)
+    )]
+    Ambiguous {
+        /// The formats it could be.
+        candidates: Vec<crate::view::Format>,
+        /// The signs seen, in words.
+        why: String,
+    },
+    /// The format is not read into a [`Transcript`](crate::Transcript): read it with its
+    /// [`wire`](crate::wire) reader.
+    #[error("a {format} body is not read as a block transcript")]
+    NotTranscript {
+        /// The format.
+        format: crate::view::Format,
+    },
     /// Reading a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -54,6 +74,14 @@ pub enum ModelError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn names(candidates: &[crate::view::Format]) -> String {
+    candidates
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 fn path_prefix(path: &str) -> String {

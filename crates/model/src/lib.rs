@@ -26,7 +26,9 @@ pub mod error;
 pub mod json;
 pub mod opencode;
 pub mod read;
+pub mod sniff;
 pub mod view;
+pub mod wire;
 
 pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
 pub use error::ModelError;
@@ -34,6 +36,7 @@ pub use json::{Span, StrSpan};
 pub use read::{
     FormatHint, read, read_block, read_bytes, read_reusing, read_reusing_copies, sniff,
 };
+pub use sniff::{Sniffed, model_family, sniff_detail};
 pub use view::{
     Block, BlockKind, BodyKind, Content, Facts, Format, Kinds, Message, RequestMeta, Role, Summary,
     ThinkingParam, Transcript,

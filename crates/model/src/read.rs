@@ -96,7 +96,7 @@ impl ReadErr {
 
 type R<T> = std::result::Result<T, ReadErr>;
 
-fn line_col(src: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let before = src.get(..offset.min(src.len())).unwrap_or("");
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
     let column = before.len() - before.rfind('\n').map_or(0, |p| p + 1) + 1;
@@ -147,6 +147,9 @@ pub fn read(src: &str, hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
         FormatHint::Exactly(f) => f,
         FormatHint::Auto => sniff(src)?,
     };
+    if !format.is_transcript() {
+        return Err(ModelError::NotTranscript { format });
+    }
     read_with(src, format, None)
 }
 
@@ -297,6 +300,9 @@ fn read_with<'a>(
             Format::Anthropic => read_anthropic_root(&mut s, &mut t, reuse)?,
             Format::Gemini => read_gemini_root(&mut s, &mut t, reuse)?,
             Format::Opencode => read_opencode_root(&mut s, &mut t)?,
+            Format::Chat | Format::Responses | Format::Converse => {
+                return Err(ReadErr::shape(0, "not a block transcript"));
+            }
         }
         s.finish()?;
         Ok(())
@@ -336,6 +342,9 @@ pub fn read_block(format: Format, src: &str) -> Result<Block, ModelError> {
             Format::Anthropic => read_one(&mut s, fill_anthropic_block)?,
             Format::Gemini => read_one(&mut s, fill_gemini_part)?,
             Format::Opencode => read_one(&mut s, fill_opencode_part)?,
+            Format::Chat | Format::Responses | Format::Converse => {
+                return Err(ReadErr::shape(0, "not a block transcript"));
+            }
         };
         s.finish()?;
         Ok(b)
@@ -359,92 +368,7 @@ pub fn read_bytes(bytes: &[u8], hint: FormatHint) -> Result<Transcript<'_>, Mode
 /// # Errors
 /// [`ModelError::UnknownFormat`] when no format fits, or a syntax error in the part looked at.
 pub fn sniff(src: &str) -> Result<Format, ModelError> {
-    let res = (|| -> R<Option<Format>> {
-        let mut s = Scanner::new(src)?;
-        match s.peek_kind()? {
-            Kind::Array => Ok(Some(Format::Opencode)),
-            Kind::Object => {
-                let mut found = None;
-                let mut content = false;
-                // Stop at the first decisive key: the reader validates the whole input and
-                // names the place of any error; sniffing only needs the shape.
-                let res = s.object(|s, key| -> R<()> {
-                    // `max_tokens`, `thinking` and `anthropic_version` are Messages API keys
-                    // (Gemini's are `generationConfig.maxOutputTokens` and `thinkingConfig`);
-                    // a body with one of them before `messages` or `contents` is read as
-                    // Anthropic without skipping the system prompt and tools that usually sit
-                    // in between. (A Gemini body carrying one of them is read as Anthropic and
-                    // fails for want of `messages`; `--format gemini` reads it.)
-                    // `info` is OpenCode's: `opencode export` prints `{info, messages, todos}`,
-                    // and no Messages API body has a top-level `info`. Its `messages` hold
-                    // `{info, parts}`, never a `role`: the first one tells them apart.
-                    if key_is(src, key, "info") {
-                        found = Some(Format::Opencode);
-                        return Err(ReadErr::shape(0, "found"));
-                    }
-                    if key_is(src, key, "messages") {
-                        found = Some(first_message_format(s)?);
-                        return Err(ReadErr::shape(0, "found"));
-                    }
-                    if key_is(src, key, "max_tokens")
-                        || key_is(src, key, "thinking")
-                        || key_is(src, key, "anthropic_version")
-                    {
-                        found = Some(Format::Anthropic);
-                        return Err(ReadErr::shape(0, "found"));
-                    } else if key_is(src, key, "contents") {
-                        found = Some(Format::Gemini);
-                        return Err(ReadErr::shape(0, "found"));
-                    } else if key_is(src, key, "content") {
-                        content = true;
-                    }
-                    s.skip_value()?;
-                    Ok(())
-                });
-                match (res, found) {
-                    (_, Some(f)) => Ok(Some(f)),
-                    (Err(e), None) => Err(e),
-                    (Ok(_), None) => Ok(content.then_some(Format::Anthropic)),
-                }
-            }
-            _ => Ok(None),
-        }
-    })();
-    match res {
-        Ok(Some(f)) => Ok(f),
-        Ok(None) => Err(ModelError::UnknownFormat),
-        Err(e) => Err(e.into_model_error(src)),
-    }
-}
-
-/// The format of a top-level `messages` array by its first element: OpenCode's `{info, parts}`
-/// entries, else Anthropic's messages (an empty or unusual array is Anthropic's, whose reader
-/// then names what is wrong).
-fn first_message_format(s: &mut Scanner<'_>) -> R<Format> {
-    let src = s.src();
-    if s.peek_kind()? != Kind::Array {
-        return Ok(Format::Anthropic);
-    }
-    let mut format = Format::Anthropic;
-    // The scan stops at the first element (the error is that stop, or a syntax error the
-    // reader will report with its place).
-    let _stopped = s.array(|s, _| -> R<()> {
-        if s.peek_kind()? == Kind::Object {
-            s.object(|s, key| -> R<()> {
-                if key_is(src, key, "info") || key_is(src, key, "parts") {
-                    format = Format::Opencode;
-                } else if key_is(src, key, "role") {
-                    format = Format::Anthropic;
-                    return Err(ReadErr::shape(0, "found"));
-                }
-                s.skip_value()?;
-                Ok(())
-            })?;
-        }
-        // One element decides.
-        Err(ReadErr::shape(0, "found"))
-    });
-    Ok(format)
+    crate::sniff::sniff_detail(src).map(|s| s.format)
 }
 
 // ---------------------------------------------------------------------------------------------

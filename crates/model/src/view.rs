@@ -22,15 +22,38 @@ pub enum Format {
     Gemini,
     /// An OpenCode session exported as a JSON array of `{info, parts}`.
     Opencode,
+    /// An OpenAI Chat Completions request (`{"messages": [...]}` with OpenAI's roles and
+    /// fields), as OpenAI and every OpenAI-compatible vendor take it. Read by
+    /// [`wire::chat`](crate::wire::chat), not into a [`Transcript`].
+    Chat,
+    /// An OpenAI Responses request (`{"input": [...]}`). Read by
+    /// [`wire::responses`](crate::wire::responses).
+    Responses,
+    /// A Bedrock Converse request (`{"messages": [{"role", "content": [{"text"}|{"toolUse"}|...]}]}`).
+    /// Read by [`wire::converse`](crate::wire::converse).
+    Converse,
 }
 
 impl Format {
     /// The name used on the command line and in JSON output.
     pub fn name(self) -> &'static str {
+        self.name_inner()
+    }
+
+    /// True for the formats read into a [`Transcript`] (Anthropic, Gemini, OpenCode); the
+    /// others are read by [`crate::wire`].
+    pub fn is_transcript(self) -> bool {
+        matches!(self, Format::Anthropic | Format::Gemini | Format::Opencode)
+    }
+
+    fn name_inner(self) -> &'static str {
         match self {
             Format::Anthropic => "anthropic",
             Format::Gemini => "gemini",
             Format::Opencode => "opencode",
+            Format::Chat => "chat",
+            Format::Responses => "responses",
+            Format::Converse => "converse",
         }
     }
 }
@@ -639,7 +662,8 @@ impl<'a> Transcript<'a> {
 pub fn message_path(format: Format, body: BodyKind, i: usize) -> String {
     match (format, body) {
         (_, BodyKind::Response) => String::new(),
-        (Format::Anthropic, _) => format!("messages[{i}]"),
+        (Format::Anthropic | Format::Chat | Format::Converse, _) => format!("messages[{i}]"),
+        (Format::Responses, _) => format!("input[{i}]"),
         (Format::Gemini, _) => format!("contents[{i}]"),
         (Format::Opencode, _) => format!("[{i}]"),
     }
@@ -649,7 +673,7 @@ pub fn message_path(format: Format, body: BodyKind, i: usize) -> String {
 /// (`messages[3].content[2]`, `contents[1].parts[0]`, `content[2]` in a response).
 pub fn block_path(format: Format, body: BodyKind, i: usize, j: usize) -> String {
     let field = match format {
-        Format::Anthropic => "content",
+        Format::Anthropic | Format::Chat | Format::Converse | Format::Responses => "content",
         Format::Gemini | Format::Opencode => "parts",
     };
     match body {

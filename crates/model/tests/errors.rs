@@ -28,7 +28,7 @@ fn syntax_errors_name_the_path_line_and_column() {
     check(
         b"{\"model\":1}",
         FormatHint::Auto,
-        "cannot tell the format: expected an object with `messages` (Anthropic) or `contents` (Gemini), or an array of {info, parts} (OpenCode export)",
+        "cannot tell the format: expected an object with `messages` (Anthropic, OpenAI Chat or Bedrock Converse), `input` (OpenAI Responses) or `contents` (Gemini), or an array of {info, parts} (OpenCode export)",
     );
     check(
         b"{\"messages\":[1,",

@@ -95,6 +95,8 @@ pub fn apply(u: &mut Unstructured<'_>, c: &mut Conversation, d: Damage) -> Resul
         Format::Anthropic => anthropic(u, c, d),
         Format::Gemini => gemini(u, c, d),
         Format::Opencode => opencode(u, c, d),
+        // The wire families have their own generators (`crate::wire`).
+        _ => Ok(false),
     }
 }
 

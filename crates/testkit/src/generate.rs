@@ -159,7 +159,8 @@ pub fn conversation_with(u: &mut Unstructured<'_>, knobs: &Knobs) -> Result<Conv
             let (r, m) = gemini(&mut g)?;
             (r, Some(m))
         }
-        Format::Opencode => {
+        // The wire families have their own generators; the block formats are the choices here.
+        _ => {
             let (r, m) = opencode(&mut g)?;
             (r, Some(m))
         }
