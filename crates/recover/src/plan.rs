@@ -384,10 +384,19 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
         ErrorKind::ThinkingSignatureInvalid => {
             if d.prefix_binding {
                 vec![Action::RequestDropBlock, strip, Action::DisableThinking]
+            } else if says("openrouterreasoningdetails")
+                || (d.provider == Provider::OpenRouter && says("thought_signature"))
+            {
+                // ORT-05: OpenRouter has no dummy-signature path; only the stored details help.
+                vec![Action::RestoreFromStore]
+            } else if says("notissuedtothiscaller") || says("forging") {
+                // A well-formed signature minted for another key or model: AN-23 cannot see it
+                // offline, so the ladder starts at the stored turn.
+                vec![Action::RestoreFromStore, strip, Action::DisableThinking]
             } else if says("thought_signature") || says("thoughtsignature") {
-                if says("corrupted") {
-                    // A corrupted signature (api-rules.md GM-08) has no prevent rule: only the
-                    // stored original can help.
+                if says("corrupted") || says("notvalid") || says("invalidthoughtsignature") {
+                    // A corrupted or invalid signature (api-rules.md GM-08, GM-16, GM-19) has no
+                    // prevent rule: only the stored original can help.
                     vec![Action::RestoreFromStore]
                 } else {
                     vec![repair(&[RuleId::Gm01], d), Action::RestoreFromStore]
