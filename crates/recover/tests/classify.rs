@@ -176,7 +176,7 @@ fn codes_and_statuses_decide_when_no_phrase_does() {
         (
             Some(429),
             "insufficient_quota",
-            r#"unknown status=429 message="insufficient_quota""#,
+            r#"unknown status=429 quota_exhausted message="insufficient_quota""#,
         ),
     ]);
 }
