@@ -48,6 +48,20 @@ pub fn run(a: &InspectArgs) -> ExitCode {
             )
         }
     };
+    let why = match hint {
+        FormatHint::Exactly(f) => Ok(turnkeeper::model::Sniffed {
+            format: f,
+            why: "given with --format".into(),
+        }),
+        FormatHint::Auto => turnkeeper::model::sniff_detail(&text),
+    };
+    let why = match why {
+        Ok(w) => w,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    if !why.format.is_transcript() {
+        return inspect_wire(&name, &text, &why, a.json);
+    }
     let t = match read(&text, hint) {
         Ok(t) => t,
         Err(e) => return fail(format!("{name}: {e}")),
@@ -56,6 +70,7 @@ pub fn run(a: &InspectArgs) -> ExitCode {
     if a.json {
         let v = json!({
             "format": t.format.name(),
+            "why": why.why,
             "body": match t.body { turnkeeper::model::BodyKind::Request => "request", turnkeeper::model::BodyKind::Response => "response" },
             "model": model,
             "messages": t.messages.len(),
@@ -64,8 +79,119 @@ pub fn run(a: &InspectArgs) -> ExitCode {
         });
         crate::render::emit(&v.to_string());
     } else {
-        crate::render::emit(summary(&name, &t, model.as_deref()).trim_end());
+        let mut text = summary(&name, &t, model.as_deref());
+        text.insert_str(
+            text.find('\n').map_or(0, |n| n + 1),
+            &format!("  read as:  {} ({})\n", t.format, why.why),
+        );
+        crate::render::emit(text.trim_end());
     }
+    ExitCode::SUCCESS
+}
+
+/// `inspect` of a body of the OpenAI-style families.
+fn inspect_wire(
+    name: &str,
+    text: &str,
+    why: &turnkeeper::model::Sniffed,
+    json: bool,
+) -> ExitCode {
+    use std::fmt::Write;
+    use turnkeeper::model::wire::chat::{self, ChatContent};
+    let format = why.format;
+    let body = match format {
+        Format::Chat => match chat::read(text) {
+            Ok(b) => b,
+            Err(e) => return fail(format!("{name}: {e}")),
+        },
+        other => {
+            return fail(format!(
+                "{name}: a {other} body ({}); inspect reads Chat bodies of the OpenAI-style \
+                 families so far",
+                why.why
+            ));
+        }
+    };
+    let model = body.model().map(|m| m.into_owned());
+    let (provider, routed) = model
+        .as_deref()
+        .map(turnkeeper::prevent::wire::provider_of)
+        .unwrap_or((turnkeeper::prevent::wire::Provider::Unknown, None));
+    let rows: Vec<serde_json::Value> = body
+        .messages
+        .iter()
+        .map(|m| {
+            let mut fields = Vec::new();
+            match m.content {
+                ChatContent::Absent => fields.push("no content".to_owned()),
+                ChatContent::Null => fields.push("content null".to_owned()),
+                ChatContent::Text { text, blank } => fields.push(format!(
+                    "content {} bytes{}",
+                    text.span.len(),
+                    if blank { " (blank)" } else { "" }
+                )),
+                ChatContent::Parts { count, .. } => fields.push(format!("{count} part(s)")),
+                ChatContent::Other(_) => fields.push("content of another type".to_owned()),
+            }
+            for (key, v) in [
+                ("reasoning_content", m.reasoning_content),
+                ("reasoning", m.reasoning),
+                ("reasoning_details", m.reasoning_details),
+            ] {
+                if let Some(v) = v {
+                    fields.push(format!("{key} ({} bytes)", v.span.len()));
+                }
+            }
+            if !m.calls.is_empty() {
+                fields.push(format!("{} tool call(s)", m.calls.len()));
+            }
+            if let Some(id) = m.tool_call_id {
+                fields.push(format!("answers {}", id.decode(text)));
+            }
+            json!({ "role": m.role, "fields": fields })
+        })
+        .collect();
+    if json {
+        let v = json!({
+            "format": format.name(),
+            "why": why.why,
+            "body": "request",
+            "model": model,
+            "provider": provider,
+            "routed": routed,
+            "messages": rows.len(),
+            "tools": body.tool_count,
+            "thinking": body.thinking_type.map(|t| t.decode(text).into_owned()),
+            "rows": rows,
+        });
+        crate::render::emit(&v.to_string());
+        return ExitCode::SUCCESS;
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "{name}: {format} request");
+    let _ = writeln!(out, "  read as:  {format} ({})", why.why);
+    let _ = writeln!(out, "  model:    {}", model.as_deref().unwrap_or("(none)"));
+    let _ = writeln!(
+        out,
+        "  provider: {}{}",
+        provider.name(),
+        routed
+            .map(|r| format!(" (through a router: `{r}/`)"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(out, "  tools:    {}", body.tool_count);
+    let _ = writeln!(out, "  messages: {}\n", rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let role = r["role"].as_str().unwrap_or("?");
+        let fields: Vec<&str> = r["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str())
+            .collect();
+        let _ = writeln!(out, "  {i:>5}  {role:<10} {}", fields.join(", "));
+    }
+    crate::render::emit(out.trim_end());
     ExitCode::SUCCESS
 }
 
