@@ -66,6 +66,8 @@ rule_ids! {
     An05 = "AN-05", "an empty or whitespace-only text block";
     /// A field the block's type does not define, or a required field missing.
     An06 = "AN-06", "a field the block type does not define, or a required one missing";
+    /// More than four `cache_control` breakpoints over `tools`, `system` and `messages`.
+    An07 = "AN-07", "more than 4 cache_control breakpoints";
     /// A client tool call without a result in the next user message.
     An08 = "AN-08", "a tool_use without a tool_result right after it";
     /// Tool results not at the front of their user message.

@@ -29,6 +29,7 @@ pub mod an03_prefill;
 pub mod an04_empty_messages;
 pub mod an05_empty_text;
 pub mod an06_schema;
+pub mod an07_cache_breakpoints;
 pub mod an08_tool_pairing;
 pub mod an12_tool_ids;
 pub mod an15_server_tools;
@@ -200,6 +201,12 @@ pub const RULES: &[Rule] = &[
         ids: &[RuleId::An25],
         formats: ANTHROPIC,
         run: an25_prefix_binding::run,
+    },
+    Rule {
+        file: "an07_cache_breakpoints",
+        ids: &[RuleId::An07],
+        formats: ANTHROPIC,
+        run: an07_cache_breakpoints::run,
     },
     Rule {
         file: "cfg_request_settings",
