@@ -124,24 +124,23 @@ mod tests {
     }
 
     /// The rule is about assistant messages: a thinking block with an empty signature in a user
-    /// message is not its to report or remove (and no other rule takes it up). Kills `||`
-    /// turned into `&&` in `run`'s skip of other messages, under which a user message holding
-    /// thinking was looked at and its block reported and removed under AN-23.
+    /// message is not its to report or remove; AN-06 removes it (only assistant messages hold
+    /// thinking). Kills `||` turned into `&&` in `run`'s skip of other messages, under which a
+    /// user message holding thinking was looked at and its block reported under AN-23.
     #[test]
     fn a_user_messages_thinking_is_not_this_rules() {
-        let unsigned = r#"{"type":"thinking","thinking":"x","signature":""}"#;
+        let unsigned = r#",{"type":"thinking","thinking":"x","signature":""}"#;
+        let msgs = |extra: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"q"}}{extra}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#,
+                thinking("t")
+            )
+        };
         check_case(
-            &body(
-                "claude-sonnet-4-5",
-                MANUAL,
-                &format!(
-                    r#"{{"role":"user","content":[{{"type":"text","text":"q"}},{unsigned}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#,
-                    thinking("t")
-                ),
-            ),
+            &body("claude-sonnet-4-5", MANUAL, &msgs(unsigned)),
             Expect {
-                rules: &[],
-                after: None,
+                rules: &["AN-06"],
+                after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
                 left: &[],
             },
         );
