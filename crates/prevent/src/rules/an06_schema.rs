@@ -501,7 +501,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                 .iter()
                 .map(|(k, _, _)| k.decode(b.raw()).into_owned())
                 .filter(|k| {
-                    k == "signature" || turnkeeper_model::read::FOREIGN_FIELDS.contains(&k.as_str())
+                    // A signed `compaction` block keeps its signature (AN-36).
+                    (k == "signature" && b.kind() != BlockKind::Meta)
+                        || turnkeeper_model::read::FOREIGN_FIELDS.contains(&k.as_str())
                 })
                 .collect();
             fields.dedup();
@@ -873,5 +875,44 @@ mod tests {
                 left: &[],
             },
         );
+    }
+
+    /// On-demand compaction (api-rules-2026-11.md AN-36): the response's signed `compaction`
+    /// block stands first, as an assistant message, in place of the summarised messages, with
+    /// the kept tail (thinking included) after it. Valid as documented: its `signature` is no
+    /// undefined field, and nothing is reported or changed, on a prefix-bound model too.
+    #[test]
+    fn an_on_demand_compaction_request_passes_untouched() {
+        let c = format!(
+            r#"{{"type":"compaction","content":"Summary of the earlier conversation.","signature":"{SIG}"}}"#
+        );
+        let th = crate::rules::common::testing::thinking("t");
+        let tails = [
+            r#"{"role":"user","content":"go on"}"#.to_owned(),
+            format!(
+                r#"{{"role":"user","content":"go on"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"ok"}}]}},{{"role":"user","content":"more"}}"#
+            ),
+        ];
+        for (model, param) in [
+            ("claude-opus-5-5", ""),
+            ("claude-opus-4-7", ""),
+            ("claude-sonnet-4-5", crate::rules::common::testing::MANUAL),
+        ] {
+            for tail in &tails {
+                let input = body(
+                    model,
+                    param,
+                    &format!(r#"{{"role":"assistant","content":[{c}]}},{tail}"#),
+                );
+                check_case(
+                    &input,
+                    Expect {
+                        rules: &[],
+                        after: None,
+                        left: &[],
+                    },
+                );
+            }
+        }
     }
 }
