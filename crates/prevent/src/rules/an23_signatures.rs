@@ -8,8 +8,11 @@
 //! `redacted_thinking.data: Field required`, api-rules-2026-11.md AN-44). Source: api-rules.md
 //! AN-23 (troubleshooting and preserved-thinking pages; anthropics/claude-code#56708).
 //!
-//! **Repair.** A thinking block whose signature is empty, a Gemini sentinel or not base64, and a
-//! redacted block without valid `data`, is removed whole (reported with its fingerprint). A
+//! **Repair.** A thinking block whose signature is empty, a Gemini sentinel, not base64, or a
+//! word or field name (`signature`, `thoughtSignature`, `placeholder`, `NO_SIGNATURE`: base64
+//! letters written as a name, [`turnkeeper_guard::provenance::is_word`]; real signatures are
+//! hundreds of bytes of mixed-case base64), and a redacted block without valid `data`, is
+//! removed whole (reported with its fingerprint). A
 //! thinking block with no `signature` field at all is AN-06's ("Field required"). AN-16 then
 //! decides what an open turn needs.
 //!
@@ -141,6 +144,53 @@ mod tests {
             Expect {
                 rules: &["AN-06"],
                 after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                left: &[],
+            },
+        );
+    }
+
+    /// A signature that cannot be one (a field name, a plain word, text that is not base64)
+    /// is foreign: the block goes whole, in every spelling; a real-looking one stays.
+    #[test]
+    fn a_word_or_field_name_for_a_signature_goes_whole() {
+        let msgs = |first: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{first}{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        for sig in [
+            "signature",
+            "thoughtSignature",
+            "placeholder_signature",
+            "NO_SIGNATURE",
+            "not a signature",
+            "[redacted]",
+        ] {
+            let bad = format!(r#"{{"type":"thinking","thinking":"x","signature":"{sig}"}},"#);
+            check_case(
+                &body("claude-sonnet-4-5", MANUAL, &msgs(&bad)),
+                Expect {
+                    rules: &["AN-23"],
+                    after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                    left: &[],
+                },
+            );
+        }
+        let red = r#"{"type":"redacted_thinking","data":"redacted_thinking_data"},"#;
+        check_case(
+            &body("claude-sonnet-4-5", MANUAL, &msgs(red)),
+            Expect {
+                rules: &["AN-23"],
+                after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                left: &[],
+            },
+        );
+        let good = format!("{},", thinking("kept"));
+        check_case(
+            &body("claude-sonnet-4-5", MANUAL, &msgs(&good)),
+            Expect {
+                rules: &[],
+                after: None,
                 left: &[],
             },
         );
