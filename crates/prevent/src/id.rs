@@ -171,7 +171,8 @@ impl RuleId {
     }
 
     /// True for the request-setting checks (`CFG-xx`): the caller's settings, reported with
-    /// the fix but never changed by `repair`.
+    /// the fix; `repair` changes them only where the fix overrides no choice of the caller's
+    /// (CFG-14, CFG-17, CFG-18), as a request change.
     pub fn is_config(self) -> bool {
         self.as_str().starts_with("CFG-")
     }
