@@ -14,7 +14,9 @@
 //! hundreds of bytes of mixed-case base64), and a redacted block without valid `data`, is
 //! removed whole (reported with its fingerprint). A
 //! thinking block with no `signature` field at all is AN-06's ("Field required"). AN-16 then
-//! decides what an open turn needs.
+//! decides what an open turn needs. A `redacted_thinking` without `data` (or with an empty one)
+//! in the latest assistant message is reported only: removing thinking there is refused as well
+//! (AN-22), and `data` is never made up (api-rules-2026-11.md AN-44).
 //!
 //! **Why it is safe.** Such a block can never be accepted, and a thinking block is never edited,
 //! so removing it whole is the only repair; a real signature moved from another provider cannot
@@ -31,6 +33,7 @@ use crate::rules::common::{has_thinking, signature_provenance};
 
 /// Removes thinking blocks whose signature can never verify.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    let latest = (0..f.len()).rev().find(|&k| f.role(k) == Role::Assistant);
     for i in ctx.horizon..f.len() {
         if f.role(i) != Role::Assistant || !has_thinking(f, i) {
             continue;
@@ -61,6 +64,23 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                 },
                 _ => None,
             };
+            // A redacted block without `data` in the latest turn (AN-44, a block a translator
+            // rebuilt): removing thinking from that turn is refused too (AN-22), so the request
+            // is refused as it is; `data` is never made up.
+            let no_data = b.kind() == BlockKind::RedactedThinking
+                && b.block.data.is_none_or(|d| d.span.is_empty());
+            if let Some(why) = problem.filter(|_| no_data && latest == Some(i)) {
+                f.find(
+                    RuleId::An23,
+                    Severity::Error,
+                    i,
+                    Some(j),
+                    format!("{why}; it is in the latest assistant message, where removing a thinking block is refused too (AN-22)"),
+                    None,
+                );
+                j += 1;
+                continue;
+            }
             if let Some(why) = problem {
                 f.find(
                     RuleId::An23,
@@ -191,6 +211,51 @@ mod tests {
             Expect {
                 rules: &[],
                 after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// AN-44: a `redacted_thinking` without `data` (a translator rebuilt it) goes whole from an
+    /// earlier turn, but in the latest assistant message the request is refused as it is: the
+    /// finding stays, nothing is dropped and no `data` is made up.
+    #[test]
+    fn a_redacted_block_without_data_in_the_latest_turn_is_refused() {
+        let red = r#"{"type":"redacted_thinking"},"#;
+        let turn = |first: &str| {
+            format!(
+                r#"{{"role":"assistant","content":[{first}{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let latest = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(r#"{{"role":"user","content":"q"}},{}"#, turn(red)),
+        );
+        check_case(
+            &latest,
+            Expect {
+                rules: &["AN-23"],
+                after: None,
+                left: &["AN-23"],
+            },
+        );
+        let earlier = |first: &str| {
+            body(
+                "claude-sonnet-4-5",
+                MANUAL,
+                &format!(
+                    r#"{{"role":"user","content":"q"}},{},{}"#,
+                    turn(first),
+                    turn(&format!("{},", thinking("t")))
+                ),
+            )
+        };
+        check_case(
+            &earlier(red),
+            Expect {
+                rules: &["AN-23"],
+                after: Some(&earlier("")),
                 left: &[],
             },
         );
