@@ -94,6 +94,8 @@ rule_ids! {
     An23 = "AN-23", "a thinking signature that can never verify";
     /// A prefix-bound thinking block after an edit of its prefix.
     An25 = "AN-25", "a prefix-bound thinking block after an edited prefix";
+    /// A `tool_reference` naming no tool of the request (tool search).
+    An37 = "AN-37", "a tool_reference naming no tool of the request";
     /// Two `tool_use` blocks of one turn with the same id (turnkeeper's number).
     An46 = "AN-46", "two tool_use blocks with the same id";
     /// Gemini 3: the first function call of a step lacks its `thoughtSignature` (GM-02 and

@@ -40,6 +40,7 @@ pub mod an20_disabled_final_thinking;
 pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
+pub mod an37_tool_references;
 pub mod cfg_request_settings;
 pub mod gm01_thought_signatures;
 pub mod gm12_roles;
@@ -145,6 +146,12 @@ pub const RULES: &[Rule] = &[
         ids: &[RuleId::An15],
         formats: ANTHROPIC,
         run: an15_server_tools::run,
+    },
+    Rule {
+        file: "an37_tool_references",
+        ids: &[RuleId::An37],
+        formats: ANTHROPIC,
+        run: an37_tool_references::run,
     },
     Rule {
         file: "an08_tool_pairing",
