@@ -207,9 +207,7 @@ fn nested(b: &BlockRef<'_>) -> Option<(String, Nested)> {
         };
         let ty = object::get(el, "type").and_then(|t| serde_json::from_str::<String>(t).ok());
         if ty.as_deref() == Some("text") {
-            let blank = object::get(el, "text")
-                .and_then(|t| serde_json::from_str::<String>(t).ok())
-                .is_none_or(|t| t.trim().is_empty());
+            let blank = object::get(el, "text").is_none_or(blank_string);
             if blank {
                 n.drop.push(k);
                 continue;
@@ -223,6 +221,21 @@ fn nested(b: &BlockRef<'_>) -> Option<(String, Nested)> {
         }
     }
     (!n.drop.is_empty() || !n.fields.is_empty()).then(|| (content.to_owned(), n))
+}
+
+/// Whether the JSON value `v` (as written) is not a string holding non-whitespace text. Only a
+/// value made of whitespace and escapes is decoded, so a long text costs one look at its bytes.
+fn blank_string(v: &str) -> bool {
+    let Some(inner) = v.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
+        return true;
+    };
+    let maybe = inner.bytes().all(|c| {
+        c >= 0x80 || c.is_ascii_whitespace() || c.is_ascii_hexdigit() || b"\\ntru".contains(&c)
+    });
+    maybe
+        && serde_json::from_str::<String>(v)
+            .map(|t| t.trim().is_empty())
+            .unwrap_or(true)
 }
 
 /// The content list `content` rebuilt without the dropped elements and fields (separators and
