@@ -55,7 +55,7 @@ const WORD_MAX: usize = 64;
 /// True when `s` has the shape of a word or a field name rather than an encoding of bytes: made
 /// of base64's letters but written the way people and code write names. A signature that is
 /// `signature`, `thoughtSignature`, `placeholder`, `NO_SIGNATURE` or `12345678` was put there
-/// by a translator, and can never verify. The shapes (each under [`WORD_MAX`] bytes):
+/// by a translator, and can never verify. The shapes (each under 64 bytes):
 /// - lower case, digits, `_` and `-` only (`signature`, `thinking_signature`, `sig-1`);
 /// - upper case, digits and `_` only (`SIGNATURE`, `NO_SIGNATURE`);
 /// - camel or Pascal case: words of one capital and lower case letters, digits only at the end
