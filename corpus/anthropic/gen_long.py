@@ -11,11 +11,12 @@ which manual mode allows. Deterministic: same output every run.
 import glob
 import os
 import random
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from rawjson import COMPACT, TRAFFIC, Src, write  # noqa: E402
+from rawjson import COMPACT, TRAFFIC, Raw, Src, write  # noqa: E402
 
 TARGET = 200
 
@@ -30,6 +31,12 @@ def pairs():
         seen.add(c[0]["signature"])
         out.append((s.raw("messages", 1, "content", 0), s.raw("messages", 1, "content", 1), c[1]["id"], s.rel))
     return out
+
+
+def no_cache(tu):
+    """The tool_use without its `cache_control`: each recorded request marks its one call, and a
+    request may carry at most 4 breakpoints (api-rules.md AN-07), so only the final turn keeps its."""
+    return Raw(re.sub(r',\s*"cache_control"\s*:\s*\{[^{}]*\}', "", tu.text))
 
 
 def main():
@@ -54,7 +61,7 @@ def main():
             used.append(src)
             temp = rng.randint(12, 41)
             ms.append(o("user", [t(f"Turn {turn}: what's the weather in Florence right now?")]))
-            ms.append(o("assistant", [th, tu]))
+            ms.append(o("assistant", [th, no_cache(tu)]))
             ms.append(o("user", [{"tool_use_id": tid, "content": [t(f"{temp} C")], "type": "tool_result"}]))
             ms.append(o("assistant", [t(f"It is {temp} °C in Florence right now.")]))
         elif kind < 0.8:

@@ -5,8 +5,8 @@
 //!   with a signature) in the output must be byte-identical to one in the input or one restored
 //!   from the store; every input block missing from the output must be accounted for by a
 //!   reported removal. Anything else is a [`GuardViolation`]: a bug, and the repair fails closed.
-//! - [`provenance()`]: what a signature looks like it is (empty, a known sentinel, not base64, or
-//!   plausibly a real provider signature), for api-rules.md AN-23.
+//! - [`provenance()`]: what a signature looks like it is (empty, a known sentinel, not base64, a
+//!   word or field name, or plausibly a real provider signature), for api-rules.md AN-23.
 //! - [`store`]: the turn store, the provider's raw assistant content as it arrived, used to
 //!   restore turns a later request altered (api-rules.md AN-22).
 

@@ -37,13 +37,60 @@ pub const ENCODED_SENTINELS: [&str; 2] = [
 
 /// The provenance of a signature the reader already found to be at least 8 base64 bytes without
 /// escapes ([`turnkeeper_model::Facts::signature_base64`]): plausible, unless it is one of the
-/// sentinels (compared only when the length matches one), without reading it again.
+/// sentinels or a word ([`is_word`]), without reading a long one again.
 pub fn provenance_of_base64(sig: &str) -> Provenance {
     if SENTINELS.contains(&sig) || ENCODED_SENTINELS.contains(&sig) {
         Provenance::Sentinel
+    } else if is_word(sig) {
+        Provenance::Malformed
     } else {
         Provenance::Plausible
     }
+}
+
+/// Longest value [`is_word`] looks at: real signatures are hundreds of bytes (the recorded
+/// traffic's shortest is 232), words and field names a few dozen at most.
+const WORD_MAX: usize = 64;
+
+/// True when `s` has the shape of a word or a field name rather than an encoding of bytes: made
+/// of base64's letters but written the way people and code write names. A signature that is
+/// `signature`, `thoughtSignature`, `placeholder`, `NO_SIGNATURE` or `12345678` was put there
+/// by a translator, and can never verify. The shapes (each under 64 bytes):
+/// - lower case, digits, `_` and `-` only (`signature`, `thinking_signature`, `sig-1`);
+/// - upper case, digits and `_` only (`SIGNATURE`, `NO_SIGNATURE`);
+/// - camel or Pascal case: words of one capital and lower case letters, digits only at the end
+///   (`thoughtSignature`, `ThoughtSignature2`).
+///
+/// A byte string in base64 has letters of both cases mixed at random: `EqQBCkYI` is none of
+/// these.
+pub fn is_word(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() >= WORD_MAX {
+        return false;
+    }
+    let lower = b
+        .iter()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-'));
+    let upper = b
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+    lower || upper || is_camel(b)
+}
+
+/// Camel or Pascal case: every capital starts a word of at least one lower-case letter, and
+/// digits come only at the end.
+fn is_camel(b: &[u8]) -> bool {
+    let body_end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_digit())
+        .map_or(0, |p| p + 1);
+    let body = &b[..body_end];
+    if body.is_empty() || !body.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    body.iter().enumerate().all(|(n, c)| {
+        !c.is_ascii_uppercase() || body.get(n + 1).is_some_and(u8::is_ascii_lowercase)
+    })
 }
 
 /// Classifies a signature value.
@@ -54,6 +101,7 @@ pub fn provenance_of_base64(sig: &str) -> Provenance {
 /// assert_eq!(provenance(Some("skip_thought_signature_validator")), Provenance::Sentinel);
 /// assert_eq!(provenance(Some("[Continuing from previous reasoning]")), Provenance::Malformed);
 /// assert_eq!(provenance(Some("EqQBCkYIBxgCKkBvXz0w+/ab==")), Provenance::Plausible);
+/// assert_eq!(provenance(Some("thoughtSignature")), Provenance::Malformed);
 /// ```
 pub fn provenance(sig: Option<&str>) -> Provenance {
     let Some(s) = sig else {
@@ -139,6 +187,34 @@ mod tests {
             super::provenance_of_base64("skip_thought_signature_validator"),
             Sentinel
         );
+    }
+
+    /// Words and field names are no signatures; base64 of bytes, short or long, is. Each case
+    /// is (value, expected).
+    #[test]
+    fn words_and_field_names_are_malformed() {
+        use super::Provenance::{Malformed, Plausible};
+        for (sig, expect) in [
+            ("signature", Malformed),
+            ("thinking_signature", Malformed),
+            ("placeholder", Malformed),
+            ("sig-12345", Malformed),
+            ("12345678", Malformed),
+            ("SIGNATURE", Malformed),
+            ("NO_SIGNATURE", Malformed),
+            ("thoughtSignature", Malformed),
+            ("ThoughtSignature2", Malformed),
+            ("reasoningSignature", Malformed),
+            ("EqQBCkYI", Plausible),
+            ("EqQBCkYIBxgCKkDvZ9Q==", Plausible),
+            ("EqQBCkYIBxgCKkDv+Z9Q==", Plausible),
+            ("ErUBCkYIBRgCIkBhbGxvd2VkX3RoaW5raW5n", Plausible),
+            ("CAEQAhgB", Plausible),
+        ] {
+            check(Some(sig), expect);
+        }
+        // A long value is never judged a word, whatever its letters.
+        check(Some(&"abcdefgh".repeat(8)), Plausible);
     }
 
     #[test]

@@ -406,13 +406,15 @@ impl Block {
 
     /// True when the block carries a field its type does not define: a field another SDK left
     /// ([`Block::foreign_key`]), `signature` on a block that is not thinking, or `cache_control`
-    /// on a thinking block (api-rules.md AN-06).
+    /// on a thinking block (api-rules.md AN-06). A [`BlockKind::Meta`] block may be signed: the
+    /// on-demand `compaction` block comes back signed and is sent back as it came
+    /// (api-rules-2026-11.md AN-36).
     pub fn has_extra_fields(&self) -> bool {
         self.foreign_key.is_some()
-            || if self.kind().is_thinking() {
-                self.cache_control.is_some()
-            } else {
-                self.has_signature_key
+            || match self.kind() {
+                k if k.is_thinking() => self.cache_control.is_some(),
+                BlockKind::Meta => false,
+                _ => self.has_signature_key,
             }
     }
 

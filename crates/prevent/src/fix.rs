@@ -378,6 +378,60 @@ impl<'t, 'a> Fixer<'t, 'a> {
         true
     }
 
+    /// [`Fixer::edit_block`] for an edit of a block's cache hint only (`cache_control` removed):
+    /// reported the same way, but not counted as an edit of the prefix, since "adding, moving or
+    /// removing `cache_control`" keeps prefix-bound thinking valid (api-rules.md AN-25). Never
+    /// for a thinking block.
+    pub fn edit_cache_hint(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        block: NewBlock,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair || self.d.block(i, j).is_none_or(|b| b.kind().is_thinking()) {
+            return false;
+        }
+        let l = loc(&self.d, i, Some(j));
+        if self.d.remove_block(i, j).is_none() {
+            return false;
+        }
+        self.d.insert_block(i, j, DraftBlock::New(Box::new(block)));
+        self.push(rule, ChangeAction::EditedBlock, l.path, reason.into(), None);
+        true
+    }
+
+    /// Replaces top-level parameter `key` with `value` and reports it as a change at `path`
+    /// (`tools[2].cache_control`, `context_management.edits`): for repairs of the request's own
+    /// settings, recorded like [`Fixer::set_param`] with a path that says which part changed.
+    pub fn edit_param(
+        &mut self,
+        rule: RuleId,
+        key: &str,
+        value: &str,
+        path: &str,
+        reason: &str,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        self.d.set_top(key, Some(value.to_owned()));
+        self.s.request.push(RequestChange::SetParam {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            rule,
+        });
+        self.push(
+            rule,
+            ChangeAction::Request,
+            path.to_owned(),
+            reason.to_owned(),
+            None,
+        );
+        true
+    }
+
     /// [`Fixer::edit_block`] for the one signature turnkeeper may write: Gemini's documented
     /// dummy `thoughtSignature` (api-rules.md GM-05). The guard is told to accept the new bytes.
     pub fn set_dummy_signature(

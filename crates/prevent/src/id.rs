@@ -66,6 +66,8 @@ rule_ids! {
     An05 = "AN-05", "an empty or whitespace-only text block";
     /// A field the block's type does not define, or a required field missing.
     An06 = "AN-06", "a field the block type does not define, or a required one missing";
+    /// More than four `cache_control` breakpoints over `tools`, `system` and `messages`.
+    An07 = "AN-07", "more than 4 cache_control breakpoints";
     /// A client tool call without a result in the next user message.
     An08 = "AN-08", "a tool_use without a tool_result right after it";
     /// Tool results not at the front of their user message.
@@ -92,6 +94,8 @@ rule_ids! {
     An23 = "AN-23", "a thinking signature that can never verify";
     /// A prefix-bound thinking block after an edit of its prefix.
     An25 = "AN-25", "a prefix-bound thinking block after an edited prefix";
+    /// A `tool_reference` naming no tool of the request (tool search).
+    An37 = "AN-37", "a tool_reference naming no tool of the request";
     /// Two `tool_use` blocks of one turn with the same id (turnkeeper's number).
     An46 = "AN-46", "two tool_use blocks with the same id";
     /// Gemini 3: the first function call of a step lacks its `thoughtSignature` (GM-02 and
@@ -188,7 +192,8 @@ impl RuleId {
     }
 
     /// True for the request-setting checks (`CFG-xx`): the caller's settings, reported with
-    /// the fix but never changed by `repair`.
+    /// the fix; `repair` changes them only where the fix overrides no choice of the caller's
+    /// (CFG-14, CFG-17, CFG-18), as a request change.
     pub fn is_config(self) -> bool {
         self.as_str().starts_with("CFG-")
     }

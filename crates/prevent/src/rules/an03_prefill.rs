@@ -9,10 +9,13 @@
 //! **Repair.** The trailing assistant message is removed (its thinking whole, reported), and
 //! again while the new last message is one.
 //!
+//! An assistant message holding a `compaction` block is not a prefill: it carries the summary
+//! the API reads from (api-rules-2026-11.md AN-34, AN-36), and is never removed.
+//!
 //! **Why it is safe.** A prefill is the caller's start of an answer, not history the model
 //! produced and must see again; a `pause_turn` continuation is never removed.
 
-use turnkeeper_model::Role;
+use turnkeeper_model::{BlockKind, Role};
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
@@ -26,7 +29,13 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         return;
     }
     while let Some(i) = f.len().checked_sub(1) {
-        if f.role(i) != Role::Assistant || is_pause_turn(f, i) || i == 0 {
+        // A message holding a `compaction` block is where the API reads from (AN-34, AN-36):
+        // the summary of everything before, sent back as it came, never a prefill to drop.
+        if f.role(i) != Role::Assistant
+            || is_pause_turn(f, i)
+            || i == 0
+            || f.summary(i).kinds.contains(BlockKind::Meta)
+        {
             return;
         }
         let why = if ctx.thinking_on() {
@@ -79,6 +88,25 @@ mod tests {
         );
         check_case(
             &paused,
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// A conversation whose last message holds a `compaction` block (the summary the API reads
+    /// from, AN-34/AN-36) is not a prefill: nothing is removed, on a model that refuses prefill
+    /// too.
+    #[test]
+    fn a_trailing_compaction_message_is_no_prefill() {
+        check_case(
+            &body(
+                "claude-opus-4-7",
+                "",
+                r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"compaction","content":"Summary.","signature":"EqQBCkYIBxgCKkDvZ9Q=="}]}"#,
+            ),
             Expect {
                 rules: &[],
                 after: None,

@@ -19,8 +19,22 @@
 //!   it is reported only.
 //! - A `tool_use` without `input` gets `"input": {}` (the call took no arguments the transcript
 //!   kept; the block's other members are unchanged).
+//! - A `tool_use` with `"input": null` is treated as one without; one whose `input` is a string
+//!   holding a JSON object (arguments kept as text by a translator) gets that object; any other
+//!   non-object `input` is reported only (what the call took cannot be known).
 //! - A `tool_result` in an assistant message or a `tool_use` in a user message is reported only:
 //!   which turn it belonged to cannot be known.
+//! - A `thinking` or `redacted_thinking` block in a user or system message (only assistant
+//!   messages hold thinking, §1.1) is removed whole, reported, never edited.
+//! - A block type the API does not define: another SDK's reasoning (`reasoning`,
+//!   `reasoning_content`, `thought`, …) is removed whole, since no Anthropic signature can come
+//!   with it; other APIs' types (`input_text`, `image_url`, `function_call`, AI SDK names such
+//!   as `tool-call`) are reported only. A snake-case name turnkeeper does not know is carried
+//!   through untouched: the API adds block types (api-rules-2026-11.md §1.5).
+//! - Inside a `tool_result`'s `content` list (api-rules.md AN-14): a text block that is blank
+//!   or has no `text` is removed ("text content blocks must be non-empty"; the whole `content`
+//!   when nothing is left, since it may be omitted), and `signature` or another SDK's field on
+//!   a nested block is removed.
 //! - On a thinking block nothing can be removed without altering it, so `cache_control` or a
 //!   foreign field there is reported only.
 //!
@@ -29,12 +43,13 @@
 //! it to stay as it came.
 
 use turnkeeper_model::edit::object;
-use turnkeeper_model::{BlockKind, BlockRef, NewBlock, Role};
+use turnkeeper_model::{BlockKind, BlockRef, Kinds, NewBlock, Role};
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
 use crate::fix::Fixer;
 use crate::id::RuleId;
+use crate::rules::common::array_elements;
 
 /// What is wrong with block `b` beyond undefined fields: a missing required field, or a block in
 /// the wrong role.
@@ -43,21 +58,264 @@ enum Problem {
     Unsigned,
     /// A signed thinking block without `thinking`.
     NoThinkingText,
-    /// A `tool_use` without `input`.
+    /// A `tool_use` without `input` (or with `"input": null`).
     NoInput,
+    /// A `tool_use` whose `input` is not an object.
+    InputNotObject,
     /// A block of this type is not allowed in this role.
     WrongRole(&'static str),
+    /// A thinking or redacted thinking block in a message of this role (only assistant
+    /// messages hold thinking).
+    ThinkingOutOfPlace(&'static str),
+    /// A block type the API does not define; `true` for another SDK's reasoning block.
+    Undefined(bool),
+}
+
+/// Block types other SDKs write for their reasoning (the AI SDK's and OpenRouter's
+/// `reasoning`, DeepSeek's `reasoning_content`, Gemini's `thought`, ...): never an Anthropic
+/// block, and never signed for the Anthropic API.
+const FOREIGN_REASONING: [&str; 6] = [
+    "reasoning",
+    "reasoning_content",
+    "reasoning_text",
+    "redacted_reasoning",
+    "reasoning_summary",
+    "thought",
+];
+
+/// Block types of other APIs (OpenAI Chat and Responses, the AI SDK) that turn up in Anthropic
+/// requests written by translators; the Messages API defines none of them (api-rules.md §1.1).
+const FOREIGN_TYPES: [&str; 11] = [
+    "input_text",
+    "output_text",
+    "input_image",
+    "input_file",
+    "image_url",
+    "file",
+    "function_call",
+    "function_call_output",
+    "tool_call",
+    "tool_calls",
+    "refusal",
+];
+
+/// Whether wire type `t` is one the API does not define: a known foreign type, or a name no
+/// Anthropic type has (the API's are lower snake case: anything with a capital, `-`, `.` or
+/// a space is another SDK's). `Some(true)` for another SDK's reasoning. Unknown snake-case
+/// names are carried through: the API adds types (api-rules-2026-11.md §1.5), and a finding on
+/// a valid body is worse than a miss.
+fn undefined_type(t: &str) -> Option<bool> {
+    if FOREIGN_REASONING.contains(&t) || t.starts_with("reasoning.") {
+        Some(true)
+    } else if FOREIGN_TYPES.contains(&t)
+        || t.is_empty()
+        || t.bytes()
+            .any(|c| c.is_ascii_uppercase() || matches!(c, b'-' | b'.' | b' '))
+    {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// The problem of block `b` in a message of `role`, if any.
 fn problem(b: &BlockRef<'_>, role: Role) -> Option<Problem> {
+    let out_of_place = match role {
+        Role::User => Some("user"),
+        Role::System => Some("system"),
+        _ => None,
+    };
     match (b.kind(), role) {
+        (BlockKind::Thinking | BlockKind::RedactedThinking, _) if out_of_place.is_some() => {
+            out_of_place.map(Problem::ThinkingOutOfPlace)
+        }
         (BlockKind::Thinking, _) if !b.block.has_signature_key => Some(Problem::Unsigned),
         (BlockKind::Thinking, _) if b.block.text.is_none() => Some(Problem::NoThinkingText),
         (BlockKind::ToolCall, Role::User) => Some(Problem::WrongRole("user")),
         (BlockKind::ToolResult, Role::Assistant) => Some(Problem::WrongRole("assistant")),
-        (BlockKind::ToolCall, _) if b.block.content.is_none() => Some(Problem::NoInput),
+        (BlockKind::ToolCall, _) => match input_of(b) {
+            None | Some("null") => Some(Problem::NoInput),
+            Some(v) if !v.starts_with('{') => Some(Problem::InputNotObject),
+            Some(_) => None,
+        },
+        // A block without `type` is left alone: other formats read as this one (Bedrock
+        // Converse's `{"text": …}`) are not this rule's to judge.
+        (BlockKind::Other, _) if b.block.type_name.is_some() => {
+            undefined_type(&b.type_name()).map(Problem::Undefined)
+        }
         _ => None,
+    }
+}
+
+/// The `input` value of a call, as written (trimmed), if it has one.
+fn input_of<'b>(b: &BlockRef<'b>) -> Option<&'b str> {
+    b.block.content.map(|c| c.get(b.src).trim())
+}
+
+/// A `tool_use` whose `input` is a string holding a JSON object (a translator that kept the
+/// arguments as text): that object, as the string held it. `None` for anything else.
+fn object_in_string(b: &BlockRef<'_>) -> Option<String> {
+    let s = b.str(b.block.content_str)?;
+    let v: serde_json::Value = serde_json::from_str(&s).ok()?;
+    v.is_object().then(|| s.trim().to_owned())
+}
+
+/// Whether message `i` needs a look at its blocks one by one (the common message does not).
+fn worth_a_look(f: &Fixer<'_, '_>, i: usize, role: Role) -> bool {
+    let summary = f.summary(i);
+    let k = summary.kinds;
+    summary.extra_fields
+        || summary.missing_required
+        || k.contains(BlockKind::Other)
+        || k.contains(BlockKind::ToolCall)
+        || match role {
+            Role::User => k.intersects(Kinds::THINKING) || k.contains(BlockKind::ToolResult),
+            Role::System => k.intersects(Kinds::THINKING),
+            Role::Assistant => k.contains(BlockKind::ToolResult),
+            Role::Other => false,
+        }
+}
+
+/// What is wrong inside a `tool_result`'s `content` list: the elements to drop (blank or
+/// text-less text blocks: "text content blocks must be non-empty") and the fields to remove
+/// from the others (`signature` and fields other SDKs leave), as (element, field).
+struct Nested {
+    /// The element spans, relative to the content text.
+    elements: Vec<turnkeeper_model::Span>,
+    /// Elements to drop.
+    drop: Vec<usize>,
+    /// Fields to remove: (element, field).
+    fields: Vec<(usize, String)>,
+}
+
+/// The problems inside the `content` list of tool result `b`, if it has any.
+fn nested(b: &BlockRef<'_>) -> Option<(String, Nested)> {
+    let content = b.block.content?.get(b.src);
+    if !content.trim_start().starts_with('[') || !content.contains("\"type\"") {
+        return None;
+    }
+    let elements = array_elements(content)?;
+    let mut n = Nested {
+        elements,
+        drop: Vec::new(),
+        fields: Vec::new(),
+    };
+    for (k, sp) in n.elements.iter().enumerate() {
+        let el = sp.get(content);
+        let Some(members) = object::members(el) else {
+            continue;
+        };
+        let ty = object::get(el, "type").and_then(|t| serde_json::from_str::<String>(t).ok());
+        if ty.as_deref() == Some("text") {
+            let blank = object::get(el, "text").is_none_or(blank_string);
+            if blank {
+                n.drop.push(k);
+                continue;
+            }
+        }
+        for (key, _, _) in &members {
+            let key = key.decode(el);
+            if key == "signature" || turnkeeper_model::read::FOREIGN_FIELDS.contains(&&*key) {
+                n.fields.push((k, key.into_owned()));
+            }
+        }
+    }
+    (!n.drop.is_empty() || !n.fields.is_empty()).then(|| (content.to_owned(), n))
+}
+
+/// Whether the JSON value `v` (as written) is not a string holding non-whitespace text. Only a
+/// value made of whitespace and escapes is decoded, so a long text costs one look at its bytes.
+fn blank_string(v: &str) -> bool {
+    let Some(inner) = v.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
+        return true;
+    };
+    let maybe = inner.bytes().all(|c| {
+        c >= 0x80 || c.is_ascii_whitespace() || c.is_ascii_hexdigit() || b"\\ntru".contains(&c)
+    });
+    maybe
+        && serde_json::from_str::<String>(v)
+            .map(|t| t.trim().is_empty())
+            .unwrap_or(true)
+}
+
+/// The content list `content` rebuilt without the dropped elements and fields (separators and
+/// the other elements' bytes kept); `None` when no element is left.
+fn rebuilt(content: &str, n: &Nested) -> Option<String> {
+    let kept: Vec<String> = n
+        .elements
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !n.drop.contains(k))
+        .map(|(k, sp)| {
+            let mut el = sp.get(content).to_owned();
+            for (_, field) in n.fields.iter().filter(|(e, _)| *e == k) {
+                el = object::remove_key(&el, field).unwrap_or(el);
+            }
+            el
+        })
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let first = n.elements.first()?;
+    let last = n.elements.last()?;
+    let open = content.find('[')?;
+    let close = content.rfind(']')?;
+    let sep = n
+        .elements
+        .get(1)
+        .and_then(|second| content.get(first.end as usize..second.start as usize))
+        .unwrap_or(",");
+    let mut out = String::with_capacity(content.len());
+    out.push_str(content.get(..open + 1)?);
+    out.push_str(content.get(open + 1..first.start as usize)?);
+    out.push_str(&kept.join(sep));
+    out.push_str(content.get(last.end as usize..close)?);
+    out.push_str(content.get(close..)?);
+    Some(out)
+}
+
+/// Reports and repairs the inside of tool result `j` of message `i`.
+fn fix_nested(f: &mut Fixer<'_, '_>, i: usize, j: usize) {
+    let Some(b) = f.block(i, j) else { return };
+    let Some((content, n)) = nested(&b) else {
+        return;
+    };
+    let raw = b.raw().to_owned();
+    for &k in &n.drop {
+        f.find(
+            RuleId::An06,
+            Severity::Error,
+            i,
+            Some(j),
+            format!("`content[{k}]` of a `tool_result` is a text block without text: \"text content blocks must be non-empty\""),
+            Some("remove the blank text block from the result's content"),
+        );
+    }
+    for (k, field) in &n.fields {
+        f.find(
+            RuleId::An06,
+            Severity::Error,
+            i,
+            Some(j),
+            format!(
+                "`{field}` on `content[{k}]` of a `tool_result`: \"Extra inputs are not permitted\""
+            ),
+            Some(&format!("remove the `{field}` field")),
+        );
+    }
+    let json = match rebuilt(&content, &n) {
+        Some(list) => object::set_key(&raw, "content", &list),
+        // Nothing left: `content` may be omitted (api-rules.md AN-14).
+        None => object::remove_key(&raw, "content"),
+    };
+    if let Some(nb) = json.and_then(|json| NewBlock::new(f.transcript().format, json).ok()) {
+        let what = if n.drop.is_empty() {
+            "removed fields the nested blocks do not define from a `tool_result`'s content"
+        } else {
+            "removed blank text blocks (and fields nested blocks do not define) from a `tool_result`'s content"
+        };
+        f.edit_block(RuleId::An06, i, j, nb, what);
     }
 }
 
@@ -65,19 +323,8 @@ fn problem(b: &BlockRef<'_>, role: Role) -> Option<Problem> {
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let mut latest: Option<Option<usize>> = None;
     for i in ctx.horizon..f.len() {
-        let summary = f.summary(i);
-        let calls = summary.kinds.contains(BlockKind::ToolCall);
-        let results = summary.kinds.contains(BlockKind::ToolResult);
-        if !summary.extra_fields && !summary.missing_required && !calls && !results {
-            continue;
-        }
         let role = f.role(i);
-        let misplaced = match role {
-            Role::User => calls,
-            Role::Assistant => results,
-            _ => false,
-        };
-        if !summary.extra_fields && !summary.missing_required && !misplaced {
+        if !worth_a_look(f, i, role) {
             continue;
         }
         let mut j = 0;
@@ -150,18 +397,98 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                         "a `tool_use` without `input`: \"Field required\"",
                         Some("add `\"input\": {}`"),
                     );
-                    if let Some(nb) = edited {
+                    let done = edited.is_some_and(|nb| {
                         f.edit_block(
                             RuleId::An06,
                             i,
                             j,
                             nb,
                             "added `\"input\": {}` to a `tool_use` that had none",
-                        );
-                    }
+                        )
+                    });
                     // The edited block may also carry undefined fields: look at it again.
-                    if f.block(i, j).is_some_and(|b| b.block.content.is_some()) {
+                    if done {
                         continue;
+                    }
+                    j += 1;
+                    continue;
+                }
+                Some(Problem::InputNotObject) => {
+                    let inner = object_in_string(&b);
+                    let edited = inner
+                        .as_ref()
+                        .and_then(|obj| object::set_key(b.raw(), "input", obj))
+                        .and_then(|json| NewBlock::new(f.transcript().format, json).ok());
+                    f.find(
+                        RuleId::An06,
+                        Severity::Error,
+                        i,
+                        Some(j),
+                        "a `tool_use` whose `input` is not an object: \"Input should be a valid dictionary\"",
+                        inner.as_ref().map(|_| "put the object the string holds in its place"),
+                    );
+                    let done = edited.is_some_and(|nb| {
+                        f.edit_block(
+                            RuleId::An06,
+                            i,
+                            j,
+                            nb,
+                            "replaced a `tool_use`'s `input` string with the JSON object it held",
+                        )
+                    });
+                    if done {
+                        continue;
+                    }
+                    j += 1;
+                    continue;
+                }
+                Some(Problem::ThinkingOutOfPlace(role_name)) => {
+                    let t = b.type_name().into_owned();
+                    let why = format!(
+                        "a `{t}` block in a {role_name} message: only assistant messages hold thinking"
+                    );
+                    f.find(
+                        RuleId::An06,
+                        Severity::Error,
+                        i,
+                        Some(j),
+                        why.clone(),
+                        Some("remove the whole block (thinking is never edited)"),
+                    );
+                    if f.remove_block(RuleId::An06, i, j, format!("removed {why}")) {
+                        continue;
+                    }
+                    j += 1;
+                    continue;
+                }
+                Some(Problem::Undefined(reasoning)) => {
+                    let t = b.type_name().into_owned();
+                    if reasoning {
+                        let why = format!(
+                            "a `{t}` block, another SDK's reasoning: the API defines no such block type"
+                        );
+                        f.find(
+                            RuleId::An06,
+                            Severity::Error,
+                            i,
+                            Some(j),
+                            why.clone(),
+                            Some(
+                                "remove the whole block (no Anthropic signature can come with it)",
+                            ),
+                        );
+                        if f.remove_block(RuleId::An06, i, j, format!("removed {why}")) {
+                            continue;
+                        }
+                    } else {
+                        f.find(
+                            RuleId::An06,
+                            Severity::Error,
+                            i,
+                            Some(j),
+                            format!("a `{t}` block: the API defines no such block type (\"Input tag '{t}' found using 'type' does not match any of the expected tags\")"),
+                            None,
+                        );
                     }
                     j += 1;
                     continue;
@@ -187,7 +514,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                 .iter()
                 .map(|(k, _, _)| k.decode(b.raw()).into_owned())
                 .filter(|k| {
-                    k == "signature" || turnkeeper_model::read::FOREIGN_FIELDS.contains(&k.as_str())
+                    // A signed `compaction` block keeps its signature (AN-36).
+                    (k == "signature" && b.kind() != BlockKind::Meta)
+                        || turnkeeper_model::read::FOREIGN_FIELDS.contains(&k.as_str())
                 })
                 .collect();
             fields.dedup();
@@ -224,6 +553,15 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                 }
             }
             j += 1;
+        }
+        if role == Role::User && f.summary(i).kinds.contains(BlockKind::ToolResult) {
+            for j in 0..f.block_count(i) {
+                if f.block(i, j)
+                    .is_some_and(|b| b.kind() == BlockKind::ToolResult)
+                {
+                    fix_nested(f, i, j);
+                }
+            }
         }
     }
 }
@@ -366,5 +704,228 @@ mod tests {
                 ("AN-06".to_owned(), "messages[1].content[1]".to_owned()),
             ]
         );
+    }
+
+    /// Three messages: a user question, an assistant turn of `asst` blocks, and a user message of
+    /// `user` blocks.
+    fn three(asst: &str, user: &str) -> String {
+        body(
+            "claude-sonnet-4-5",
+            "",
+            &format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{asst}]}},{{"role":"user","content":[{user}]}}"#
+            ),
+        )
+    }
+
+    /// A thinking block (signed or not) in a user message goes whole, reported, never edited.
+    #[test]
+    fn thinking_in_a_user_message_goes_whole() {
+        let th = format!(r#"{{"type":"thinking","thinking":"t","signature":"{SIG}"}},"#);
+        let red = r#"{"type":"redacted_thinking","data":"EqQBCkYIBxgCKkDv"},"#;
+        for block in [th.as_str(), red] {
+            check_case(
+                &three(
+                    r#"{"type":"text","text":"a"}"#,
+                    &format!(r#"{block}{{"type":"text","text":"more"}}"#),
+                ),
+                Expect {
+                    rules: &["AN-06"],
+                    after: Some(&three(
+                        r#"{"type":"text","text":"a"}"#,
+                        r#"{"type":"text","text":"more"}"#,
+                    )),
+                    left: &[],
+                },
+            );
+        }
+    }
+
+    /// `input` as a string holding an object gets that object; `null` gets `{}`; a string that
+    /// holds no object is reported and left (what the call took cannot be known).
+    #[test]
+    fn a_tool_use_input_that_is_not_an_object() {
+        let call = |input: &str| {
+            three(
+                &format!(r#"{{"type":"tool_use","id":"toolu_1","name":"ls","input":{input}}}"#),
+                r#"{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}"#,
+            )
+        };
+        check_case(
+            &call(r#""{\"path\": \"/tmp\"}""#),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&call(r#"{"path": "/tmp"}"#)),
+                left: &[],
+            },
+        );
+        check_case(
+            &call("null"),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&call("{}")),
+                left: &[],
+            },
+        );
+        check_case(
+            &call(r#""ls -la""#),
+            Expect {
+                rules: &["AN-06"],
+                after: None,
+                left: &["AN-06"],
+            },
+        );
+        check_case(
+            &call("[1]"),
+            Expect {
+                rules: &["AN-06"],
+                after: None,
+                left: &["AN-06"],
+            },
+        );
+    }
+
+    /// Another SDK's reasoning block goes whole; another API's block type is reported and left;
+    /// a snake-case type turnkeeper does not know (the API adds types) passes untouched.
+    #[test]
+    fn block_types_the_api_does_not_define() {
+        let text = r#"{"type":"text","text":"a"}"#;
+        let more = r#"{"type":"text","text":"more"}"#;
+        check_case(
+            &three(
+                &format!(r#"{{"type":"reasoning","text":"hmm"}},{text}"#),
+                more,
+            ),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&three(text, more)),
+                left: &[],
+            },
+        );
+        check_case(
+            &three(
+                text,
+                &format!(r#"{{"type":"input_text","text":"hi"}},{more}"#),
+            ),
+            Expect {
+                rules: &["AN-06"],
+                after: None,
+                left: &["AN-06"],
+            },
+        );
+        check_case(
+            &three(text, &format!(r#"{{"type":"tool-result","x":1}},{more}"#)),
+            Expect {
+                rules: &["AN-06"],
+                after: None,
+                left: &["AN-06"],
+            },
+        );
+        check_case(
+            &three(
+                &format!(
+                    r#"{text},{{"type":"mcp_tool_listing","mcp_server_name":"m","tools":[]}}"#
+                ),
+                more,
+            ),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// Inside a `tool_result`'s `content`: a blank text block goes (and the whole `content`
+    /// when nothing is left), a field the nested block does not define goes, and a valid list
+    /// passes byte for byte.
+    #[test]
+    fn text_blocks_nested_in_a_tool_result() {
+        let call = r#"{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}"#;
+        let result = |content: &str| {
+            three(
+                call,
+                &format!(
+                    r#"{{"type":"tool_result","tool_use_id":"toolu_1"{content}}},{{"type":"text","text":"go"}}"#
+                ),
+            )
+        };
+        check_case(
+            &result(
+                r#","content":[{"type":"text","text":"a"}, {"type":"text","text":" \n"}, {"type":"text","text":"b"}]"#,
+            ),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&result(
+                    r#","content":[{"type":"text","text":"a"}, {"type":"text","text":"b"}]"#,
+                )),
+                left: &[],
+            },
+        );
+        check_case(
+            &result(r#","content":[{"type":"text","text":""}],"is_error":true"#),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&result(r#","is_error":true"#)),
+                left: &[],
+            },
+        );
+        check_case(
+            &result(r#","content":[{"type":"text","text":"a","providerOptions":{}}]"#),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&result(r#","content":[{"type":"text","text":"a"}]"#)),
+                left: &[],
+            },
+        );
+        check_case(
+            &result(
+                r#","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}]"#,
+            ),
+            Expect {
+                rules: &[],
+                after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// On-demand compaction (api-rules-2026-11.md AN-36): the response's signed `compaction`
+    /// block stands first, as an assistant message, in place of the summarised messages, with
+    /// the kept tail (thinking included) after it. Valid as documented: its `signature` is no
+    /// undefined field, and nothing is reported or changed, on a prefix-bound model too.
+    #[test]
+    fn an_on_demand_compaction_request_passes_untouched() {
+        let c = format!(
+            r#"{{"type":"compaction","content":"Summary of the earlier conversation.","signature":"{SIG}"}}"#
+        );
+        let th = crate::rules::common::testing::thinking("t");
+        let tails = [
+            r#"{"role":"user","content":"go on"}"#.to_owned(),
+            format!(
+                r#"{{"role":"user","content":"go on"}},{{"role":"assistant","content":[{th},{{"type":"text","text":"ok"}}]}},{{"role":"user","content":"more"}}"#
+            ),
+        ];
+        for (model, param) in [
+            ("claude-opus-5-5", ""),
+            ("claude-opus-4-7", ""),
+            ("claude-sonnet-4-5", crate::rules::common::testing::MANUAL),
+        ] {
+            for tail in &tails {
+                let input = body(
+                    model,
+                    param,
+                    &format!(r#"{{"role":"assistant","content":[{c}]}},{tail}"#),
+                );
+                check_case(
+                    &input,
+                    Expect {
+                        rules: &[],
+                        after: None,
+                        left: &[],
+                    },
+                );
+            }
+        }
     }
 }

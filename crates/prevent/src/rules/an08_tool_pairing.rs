@@ -59,7 +59,7 @@
 //! assistant messages count as one turn, as the API merges them (AN-02).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use turnkeeper_model::json::write_string;
 use turnkeeper_model::{BlockKind, BlockRef, Draft, DraftBlock, Format, NewBlock, Role};
@@ -100,6 +100,18 @@ fn call_key(d: &Draft<'_, '_>, i: usize, j: usize) -> Option<(String, String)> {
         .map(|n| n.into_owned())
         .unwrap_or_default();
     Some((key(&b).into_owned(), name))
+}
+
+/// The calls of a turn paired by id: each key once, at its first call. A second call with the
+/// same id (AN-46, which drops it where the turn may be edited) is answered by the first's
+/// result; counting it apart reported a false "no `tool_result`" and added a second result for
+/// an id that already had one. Gemini calls without an id, keyed by name ([`key`]), are paired
+/// by order and name, so each counts.
+fn by_id(calls: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut seen: HashSet<String> = HashSet::new();
+    calls
+        .filter(|(k, _)| k.starts_with("name:") || seen.insert(k.clone()))
+        .collect()
 }
 
 struct Analysis {
@@ -303,14 +315,15 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     i = end;
                     continue;
                 }
-                let calls: Vec<(String, String)> = (i..a_end)
-                    .flat_map(|k| (0..f.block_count(k)).map(move |j| (k, j)))
-                    .filter_map(|(k, j)| {
-                        f.block(k, j)
-                            .filter(|b| b.kind() == BlockKind::ToolCall)
-                            .and_then(|_| call_key(f, k, j))
-                    })
-                    .collect();
+                let calls: Vec<(String, String)> = by_id(
+                    (i..a_end)
+                        .flat_map(|k| (0..f.block_count(k)).map(move |j| (k, j)))
+                        .filter_map(|(k, j)| {
+                            f.block(k, j)
+                                .filter(|b| b.kind() == BlockKind::ToolCall)
+                                .and_then(|_| call_key(f, k, j))
+                        }),
+                );
                 let last_asst = a_end - 1;
                 if calls.is_empty() {
                     i = a_end;
@@ -493,13 +506,11 @@ fn split_turn(
     else {
         return false;
     };
-    let calls: Vec<(String, String)> = (0..f.block_count(k))
-        .filter_map(|j| {
-            f.block(k, j)
-                .filter(|b| b.kind() == BlockKind::ToolCall)
-                .and_then(|_| call_key(f, k, j))
-        })
-        .collect();
+    let calls: Vec<(String, String)> = by_id((0..f.block_count(k)).filter_map(|j| {
+        f.block(k, j)
+            .filter(|b| b.kind() == BlockKind::ToolCall)
+            .and_then(|_| call_key(f, k, j))
+    }));
     let origin = f
         .origin(k)
         .map_or_else(|| "a new message".to_owned(), |o| format!("messages[{o}]"));
@@ -845,7 +856,8 @@ mod tests {
     }
 
     /// A `tool_use` block echoed into the user message (AN-06) carries the call's id but is no
-    /// result: the call is still unanswered (AN-08) and gets its error result. Kills
+    /// result: the call is still unanswered (AN-08) and gets its error result; the echo, a
+    /// repeated id in no signed turn, goes (AN-46). Kills
     /// `r.kind() != BlockKind::ToolResult` turned into `==` in `turn_is_answered`, under which the
     /// echo counted as the answer.
     #[test]
@@ -862,9 +874,12 @@ mod tests {
                 after: Some(&body(
                     "claude-sonnet-4-5",
                     "",
-                    &msgs(&format!("{},", result(NO_RESULT, true))),
+                    &format!(
+                        r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{USE}]}},{{"role":"user","content":[{}]}}"#,
+                        result(NO_RESULT, true)
+                    ),
                 )),
-                left: &["AN-06", "AN-46"],
+                left: &[],
             },
         );
     }

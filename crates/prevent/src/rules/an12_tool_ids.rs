@@ -28,9 +28,11 @@
 //! number is turnkeeper's: api-rules.md and api-rules-2026-11.md (which ends at AN-45) give the
 //! rule no id.
 //!
-//! **Repair.** None: which result answers which call cannot be known, and removing or renaming a
-//! call in an assistant turn edits what the model produced (api-rules.md §5.2, AN-08 row).
-//! Reported, so the caller can fix the source of the duplicate.
+//! **Repair.** The repeated call (the second and later `tool_use` with an id) is removed, each
+//! removal reported, where no thinking is bound to it: not in a message holding signed or
+//! redacted thinking (editing such a turn is what api-rules.md §5.2, AN-08 row, forbids). There
+//! it is reported only. Pairing goes by id (AN-08): the first call's result answers the id, so
+//! no result is added for the repeat, and a second result for the id is a duplicate (AN-10).
 //!
 //! The check looks at the calls of each run of consecutive assistant messages that make calls
 //! (the API merges consecutive assistant messages), where duplicates come from: merged streams
@@ -194,14 +196,34 @@ fn signed_turn(f: &Fixer<'_, '_>, i: usize) -> bool {
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     // The common case, every id valid and none repeated, costs one pass and no allocation.
     let (all_valid, dups) = scan(f.draft(), ctx.horizon);
-    for (k, j, id) in dups {
+    // From the end, so the positions of those still to go stay valid.
+    for (k, j, id) in dups.into_iter().rev() {
+        let why =
+            format!("a second `tool_use` with the id `{id}`: \"`tool_use` ids must be unique\"");
+        if signed_turn(f, k) {
+            f.find(
+                RuleId::An46,
+                Severity::Error,
+                k,
+                Some(j),
+                format!("{why}; its message holds signed thinking, so it is left as it came"),
+                None,
+            );
+            continue;
+        }
         f.find(
             RuleId::An46,
             Severity::Error,
             k,
             Some(j),
-            format!("a second `tool_use` with the id `{id}`: \"`tool_use` ids must be unique\""),
-            None,
+            why,
+            Some("remove the repeated call (its id is answered by the first call's result)"),
+        );
+        f.remove_block(
+            RuleId::An46,
+            k,
+            j,
+            format!("removed a repeated `tool_use` with the id `{id}`; the first call with that id stays"),
         );
     }
     let form = ctx.policy.tool_ids;
@@ -389,10 +411,63 @@ mod tests {
         );
     }
 
+    /// Two calls with one id and a result each: the repeated call goes (AN-46); then, paired by
+    /// id, the second result is a duplicate (AN-10, the next pass). Nothing is added.
     #[test]
-    fn a_repeated_id_is_reported_and_left() {
+    fn a_repeated_id_is_dropped_with_its_second_result() {
+        let kept = body(
+            "claude-sonnet-4-5",
+            "",
+            r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"a","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}"#,
+        );
         check_case(
             &calls("toolu_1"),
+            Expect {
+                rules: &["AN-46"],
+                after: Some(&kept),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            crate::rules::common::testing::changes(&calls("toolu_1"), &Options::default()),
+            [
+                "AN-46 removed_block messages[1].content[1]",
+                "AN-10 removed_block messages[2].content[1] (pass 2)"
+            ]
+        );
+    }
+
+    /// The measured class: a call repeated with one result for the id. Pairing goes by id, so
+    /// there is no "no `tool_result`" finding and no second result is made up; the repeat goes.
+    /// In a message holding signed thinking the repeat is bound to the turn: reported, left.
+    #[test]
+    fn a_repeated_call_with_one_result_is_not_unanswered() {
+        let msgs = |lead: &str, second: bool| {
+            let call = r#"{"type":"tool_use","id":"toolu_1","name":"a","input":{}}"#;
+            let again = if second {
+                format!(",{call}")
+            } else {
+                String::new()
+            };
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{lead}{call}{again}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}}"#
+            )
+        };
+        check_case(
+            &body("claude-sonnet-4-5", "", &msgs("", true)),
+            Expect {
+                rules: &["AN-46"],
+                after: Some(&body("claude-sonnet-4-5", "", &msgs("", false))),
+                left: &[],
+            },
+        );
+        let th = format!(r#"{{"type":"thinking","thinking":"t","signature":"{SIG}"}},"#);
+        check_case(
+            &body(
+                "claude-sonnet-4-5",
+                crate::rules::common::testing::MANUAL,
+                &msgs(&th, true),
+            ),
             Expect {
                 rules: &["AN-46"],
                 after: None,

@@ -194,24 +194,22 @@ mod tests {
     }
 
     /// The rule is about assistant messages: a user message that ends with a thinking block is
-    /// not its to report or repair (and no other rule takes it up). Kills `||` turned into `&&`
-    /// in `run`'s skip of other messages, under which the user message's thinking was reported
-    /// and removed as trailing thinking.
+    /// not its to report or repair; AN-06 removes the block (only assistant messages hold
+    /// thinking). Kills `||` turned into `&&` in `run`'s skip of other messages, under which the
+    /// user message's thinking was reported as trailing thinking too.
     #[test]
     fn a_user_message_ending_in_thinking_is_not_this_rules() {
         let th = thinking("t");
-        let input = body(
-            "claude-sonnet-4-5",
-            "",
-            &format!(
-                r#"{{"role":"user","content":[{{"type":"text","text":"q"}},{th}]}},{{"role":"assistant","content":"a"}},{{"role":"user","content":"more"}}"#
-            ),
-        );
+        let msgs = |extra: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"q"}}{extra}]}},{{"role":"assistant","content":"a"}},{{"role":"user","content":"more"}}"#
+            )
+        };
         check_case(
-            &input,
+            &body("claude-sonnet-4-5", "", &msgs(&format!(",{th}"))),
             Expect {
-                rules: &[],
-                after: None,
+                rules: &["AN-06"],
+                after: Some(&body("claude-sonnet-4-5", "", &msgs(""))),
                 left: &[],
             },
         );

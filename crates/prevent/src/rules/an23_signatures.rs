@@ -8,10 +8,15 @@
 //! `redacted_thinking.data: Field required`, api-rules-2026-11.md AN-44). Source: api-rules.md
 //! AN-23 (troubleshooting and preserved-thinking pages; anthropics/claude-code#56708).
 //!
-//! **Repair.** A thinking block whose signature is empty, a Gemini sentinel or not base64, and a
-//! redacted block without valid `data`, is removed whole (reported with its fingerprint). A
+//! **Repair.** A thinking block whose signature is empty, a Gemini sentinel, not base64, or a
+//! word or field name (`signature`, `thoughtSignature`, `placeholder`, `NO_SIGNATURE`: base64
+//! letters written as a name, [`turnkeeper_guard::provenance::is_word`]; real signatures are
+//! hundreds of bytes of mixed-case base64), and a redacted block without valid `data`, is
+//! removed whole (reported with its fingerprint). A
 //! thinking block with no `signature` field at all is AN-06's ("Field required"). AN-16 then
-//! decides what an open turn needs.
+//! decides what an open turn needs. A `redacted_thinking` without `data` (or with an empty one)
+//! in the latest assistant message is reported only: removing thinking there is refused as well
+//! (AN-22), and `data` is never made up (api-rules-2026-11.md AN-44).
 //!
 //! **Why it is safe.** Such a block can never be accepted, and a thinking block is never edited,
 //! so removing it whole is the only repair; a real signature moved from another provider cannot
@@ -28,6 +33,7 @@ use crate::rules::common::{has_thinking, signature_provenance};
 
 /// Removes thinking blocks whose signature can never verify.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
+    let latest = (0..f.len()).rev().find(|&k| f.role(k) == Role::Assistant);
     for i in ctx.horizon..f.len() {
         if f.role(i) != Role::Assistant || !has_thinking(f, i) {
             continue;
@@ -58,6 +64,23 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                 },
                 _ => None,
             };
+            // A redacted block without `data` in the latest turn (AN-44, a block a translator
+            // rebuilt): removing thinking from that turn is refused too (AN-22), so the request
+            // is refused as it is; `data` is never made up.
+            let no_data = b.kind() == BlockKind::RedactedThinking
+                && b.block.data.is_none_or(|d| d.span.is_empty());
+            if let Some(why) = problem.filter(|_| no_data && latest == Some(i)) {
+                f.find(
+                    RuleId::An23,
+                    Severity::Error,
+                    i,
+                    Some(j),
+                    format!("{why}; it is in the latest assistant message, where removing a thinking block is refused too (AN-22)"),
+                    None,
+                );
+                j += 1;
+                continue;
+            }
             if let Some(why) = problem {
                 f.find(
                     RuleId::An23,
@@ -124,24 +147,115 @@ mod tests {
     }
 
     /// The rule is about assistant messages: a thinking block with an empty signature in a user
-    /// message is not its to report or remove (and no other rule takes it up). Kills `||`
-    /// turned into `&&` in `run`'s skip of other messages, under which a user message holding
-    /// thinking was looked at and its block reported and removed under AN-23.
+    /// message is not its to report or remove; AN-06 removes it (only assistant messages hold
+    /// thinking). Kills `||` turned into `&&` in `run`'s skip of other messages, under which a
+    /// user message holding thinking was looked at and its block reported under AN-23.
     #[test]
     fn a_user_messages_thinking_is_not_this_rules() {
-        let unsigned = r#"{"type":"thinking","thinking":"x","signature":""}"#;
+        let unsigned = r#",{"type":"thinking","thinking":"x","signature":""}"#;
+        let msgs = |extra: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"q"}}{extra}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#,
+                thinking("t")
+            )
+        };
         check_case(
-            &body(
-                "claude-sonnet-4-5",
-                MANUAL,
-                &format!(
-                    r#"{{"role":"user","content":[{{"type":"text","text":"q"}},{unsigned}]}},{{"role":"assistant","content":[{},{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#,
-                    thinking("t")
-                ),
-            ),
+            &body("claude-sonnet-4-5", MANUAL, &msgs(unsigned)),
+            Expect {
+                rules: &["AN-06"],
+                after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                left: &[],
+            },
+        );
+    }
+
+    /// A signature that cannot be one (a field name, a plain word, text that is not base64)
+    /// is foreign: the block goes whole, in every spelling; a real-looking one stays.
+    #[test]
+    fn a_word_or_field_name_for_a_signature_goes_whole() {
+        let msgs = |first: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{first}{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        for sig in [
+            "signature",
+            "thoughtSignature",
+            "placeholder_signature",
+            "NO_SIGNATURE",
+            "not a signature",
+            "[redacted]",
+        ] {
+            let bad = format!(r#"{{"type":"thinking","thinking":"x","signature":"{sig}"}},"#);
+            check_case(
+                &body("claude-sonnet-4-5", MANUAL, &msgs(&bad)),
+                Expect {
+                    rules: &["AN-23"],
+                    after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                    left: &[],
+                },
+            );
+        }
+        let red = r#"{"type":"redacted_thinking","data":"redacted_thinking_data"},"#;
+        check_case(
+            &body("claude-sonnet-4-5", MANUAL, &msgs(red)),
+            Expect {
+                rules: &["AN-23"],
+                after: Some(&body("claude-sonnet-4-5", MANUAL, &msgs(""))),
+                left: &[],
+            },
+        );
+        let good = format!("{},", thinking("kept"));
+        check_case(
+            &body("claude-sonnet-4-5", MANUAL, &msgs(&good)),
             Expect {
                 rules: &[],
                 after: None,
+                left: &[],
+            },
+        );
+    }
+
+    /// AN-44: a `redacted_thinking` without `data` (a translator rebuilt it) goes whole from an
+    /// earlier turn, but in the latest assistant message the request is refused as it is: the
+    /// finding stays, nothing is dropped and no `data` is made up.
+    #[test]
+    fn a_redacted_block_without_data_in_the_latest_turn_is_refused() {
+        let red = r#"{"type":"redacted_thinking"},"#;
+        let turn = |first: &str| {
+            format!(
+                r#"{{"role":"assistant","content":[{first}{{"type":"text","text":"a"}}]}},{{"role":"user","content":"more"}}"#
+            )
+        };
+        let latest = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(r#"{{"role":"user","content":"q"}},{}"#, turn(red)),
+        );
+        check_case(
+            &latest,
+            Expect {
+                rules: &["AN-23"],
+                after: None,
+                left: &["AN-23"],
+            },
+        );
+        let earlier = |first: &str| {
+            body(
+                "claude-sonnet-4-5",
+                MANUAL,
+                &format!(
+                    r#"{{"role":"user","content":"q"}},{},{}"#,
+                    turn(first),
+                    turn(&format!("{},", thinking("t")))
+                ),
+            )
+        };
+        check_case(
+            &earlier(red),
+            Expect {
+                rules: &["AN-23"],
+                after: Some(&earlier("")),
                 left: &[],
             },
         );

@@ -100,17 +100,24 @@
 //! defer_loading cannot use prompt caching.` (anthropics/claude-code#30920, #86743;
 //! router-for-me/CLIProxyAPI#4561). Source: api-rules-2026-11.md AN-37.
 //!
-//! **Repair (all CFG ids).** None: these are the caller's settings, rejected before the API reads
-//! the transcript. Each finding carries the fix; `repair` leaves the request as it is and the
-//! finding stays in `findings_left`.
+//! **Repair.** These are the caller's settings, rejected before the API reads the transcript.
+//! Where the fix changes nothing the caller meant, `repair` makes it, reported as a request
+//! change: CFG-14 removes the fields `disabled` or `between_tools` does not take (the type the
+//! caller chose stays); CFG-17 moves `clear_thinking` to the front of `edits` (the others keep
+//! their order); CFG-18 removes `cache_control` from a deferred tool (a cache hint the API
+//! refuses there). The others choose between the caller's intents (which model, how much
+//! thinking, which sampling): each finding carries the fix, `repair` leaves the request as it
+//! is and the finding stays in `findings_left`.
 
 use turnkeeper_model::Transcript;
+use turnkeeper_model::edit::object;
 
 use crate::ctx::Ctx;
 use crate::finding::Severity;
 use crate::fix::Fixer;
 use crate::id::RuleId;
 use crate::profile::Mode;
+use crate::rules::common::{array_elements, replace_element, top_value};
 
 /// The thinking mode, budget, `max_tokens`, sampling and `tool_choice` checks.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
@@ -302,15 +309,35 @@ fn newer_settings(ctx: &Ctx<'_>, f: &mut Fixer<'_, '_>) {
         );
     }
     if let Some(ty @ ("between_tools" | "disabled")) = ty
-        && let Some(serde_json::Value::Object(obj)) = parsed_if(top(t, "thinking"), "\"")
+        && let Some(raw) = top(t, "thinking")
+        && let Some(serde_json::Value::Object(obj)) = parsed_if(Some(raw), "\"")
     {
-        for key in obj.keys().filter(|k| *k != "type") {
+        let extra: Vec<&String> = obj.keys().filter(|k| *k != "type").collect();
+        for key in &extra {
             f.find_param(
                 RuleId::Cfg14,
                 Severity::Error,
                 &format!("thinking.{key}"),
                 format!("thinking.{ty}.{key}: Extra inputs are not permitted"),
                 Some(&format!("remove `thinking.{key}`")),
+            );
+        }
+        // The fields mean nothing without thinking: the type the caller chose stays, the
+        // other members' bytes too.
+        let mut json = raw.to_owned();
+        for key in &extra {
+            json = object::remove_key(&json, key).unwrap_or(json);
+        }
+        if !extra.is_empty() && json != raw {
+            let names: Vec<&str> = extra.iter().map(|k| k.as_str()).collect();
+            f.set_param(
+                RuleId::Cfg14,
+                "thinking",
+                &json,
+                &format!(
+                    "removed field(s) `thinking.type: \"{ty}\"` does not take: {}",
+                    names.join(", ")
+                ),
             );
         }
     }
@@ -366,12 +393,25 @@ fn newer_settings(ctx: &Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     format!("`{name}` must be listed first in `context_management.edits`"),
                     Some("move it to the front of `edits`"),
                 );
+                if let Some(cm) = top(t, "context_management")
+                    && let Some(moved) = clear_thinking_first(cm, at)
+                {
+                    f.edit_param(
+                        RuleId::Cfg17,
+                        "context_management",
+                        &moved,
+                        "context_management.edits",
+                        &format!("moved `{name}` to the front of `context_management.edits` (the other edits keep their order)"),
+                    );
+                }
             }
         }
     }
-    let tools = m_tools(t);
-    if let Some(serde_json::Value::Array(tools)) = parsed_if(tools, "defer_loading") {
-        for (n, tool) in tools.iter().enumerate() {
+    // As they will be sent: AN-07 may have removed breakpoints from them in this pass.
+    let tools = top_value(f, "tools");
+    let mut cached_deferred: Vec<usize> = Vec::new();
+    if let Some(serde_json::Value::Array(list)) = parsed_if(tools.as_deref(), "defer_loading") {
+        for (n, tool) in list.iter().enumerate() {
             let deferred = tool.get("defer_loading") == Some(&serde_json::Value::Bool(true));
             if deferred && tool.get("cache_control").is_some_and(|c| !c.is_null()) {
                 let name = tool.get("name").and_then(|x| x.as_str()).unwrap_or("");
@@ -382,14 +422,60 @@ fn newer_settings(ctx: &Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     format!("Tool '{name}' cannot have both defer_loading=true and cache_control set. Tools with defer_loading cannot use prompt caching."),
                     Some("remove `cache_control` from the deferred tool (or stop deferring it)"),
                 );
+                cached_deferred.push(n);
             }
+        }
+    }
+    // A deferred tool is never cached: its breakpoint is a hint the API refuses, and removing
+    // it keeps bound thinking valid (api-rules.md AN-25). Later tools first, so the earlier
+    // ones' spans stay where they are.
+    if let Some(mut json) = tools {
+        for &n in cached_deferred.iter().rev() {
+            let Some(elements) = array_elements(&json) else {
+                break;
+            };
+            let edited = elements
+                .get(n)
+                .and_then(|sp| object::remove_key(sp.get(&json), "cache_control"))
+                .and_then(|el| replace_element(&json, &elements, n, &el));
+            let Some(edited) = edited else { break };
+            json = edited;
+            f.edit_param(
+                RuleId::Cfg18,
+                "tools",
+                &json,
+                &format!("tools[{n}].cache_control"),
+                "removed `cache_control` from a tool with `defer_loading: true`, which cannot be cached",
+            );
         }
     }
 }
 
-/// The request's `tools`, as written.
-fn m_tools<'t>(t: &'t Transcript<'_>) -> Option<&'t str> {
-    t.meta.tools.map(|s| s.get(t.src))
+/// `context_management` (`cm`, as written) with edit `at` of its `edits` moved to the front,
+/// the others in their order and every edit's bytes kept.
+fn clear_thinking_first(cm: &str, at: usize) -> Option<String> {
+    let edits = object::get(cm, "edits")?;
+    let elements = array_elements(edits)?;
+    let first = elements.first()?;
+    let last = elements.last()?;
+    let moved = elements.get(at)?;
+    let sep = elements
+        .get(1)
+        .and_then(|second| edits.get(first.end as usize..second.start as usize))
+        .unwrap_or(",");
+    let mut order: Vec<&str> = vec![moved.get(edits)];
+    order.extend(
+        elements
+            .iter()
+            .enumerate()
+            .filter(|(n, _)| *n != at)
+            .map(|(_, sp)| sp.get(edits)),
+    );
+    let mut list = String::with_capacity(edits.len());
+    list.push_str(edits.get(..first.start as usize)?);
+    list.push_str(&order.join(sep));
+    list.push_str(edits.get(last.end as usize..)?);
+    object::set_key(cm, "edits", &list)
 }
 
 #[cfg(test)]
@@ -446,6 +532,8 @@ mod tests {
                 left: &["CFG-13"],
             },
         );
+        // CFG-14 is repaired (the field goes, the type stays); CFG-15, a choice of effort, is
+        // the caller's.
         check_case(
             &settings(
                 "claude-sonnet-5-5",
@@ -454,8 +542,77 @@ mod tests {
             ),
             Expect {
                 rules: &["CFG-14", "CFG-15"],
+                after: Some(&settings(
+                    "claude-sonnet-5-5",
+                    r#"{"type":"between_tools"}"#,
+                    r#""output_config":{"effort":"max"},"#,
+                )),
+                left: &["CFG-15"],
+            },
+        );
+    }
+
+    /// `display` with thinking disabled (anthropics/claude-code#68797): "thinking.disabled.display:
+    /// Extra inputs are not permitted". The field goes, reported as a request change; the
+    /// thinking type the caller chose stays.
+    #[test]
+    fn a_display_on_disabled_thinking_is_removed() {
+        let input = settings(
+            "claude-sonnet-4-5",
+            r#"{"type":"disabled", "display":"omitted"}"#,
+            "",
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["CFG-14"],
+                after: Some(&settings("claude-sonnet-4-5", r#"{"type":"disabled"}"#, "")),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &crate::Options::default()),
+            ["CFG-14 request thinking"]
+        );
+    }
+
+    /// `clear_thinking` after `clear_tool_uses` (api-rules-2026-11.md AN-33: it "must be listed
+    /// first") moves to the front, the other edits in their order and bytes; listed first, the
+    /// request passes untouched.
+    #[test]
+    fn clear_thinking_is_moved_first() {
+        let cm = |edits: &str| format!(r#""context_management":{{"edits":[{edits}]}},"#);
+        let tools = r#"{"type":"clear_tool_uses_20250919","keep":{"type":"tool_uses","value":3}}"#;
+        let other = r#"{"type":"clear_tool_inputs_x"}"#;
+        let clear = r#"{"type":"clear_thinking_20251015","keep":"all"}"#;
+        let m = crate::rules::common::testing::MANUAL;
+        let input = settings(
+            "claude-sonnet-4-5",
+            m,
+            &cm(&format!("{tools}, {other}, {clear}")),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["CFG-17"],
+                after: Some(&settings(
+                    "claude-sonnet-4-5",
+                    m,
+                    &cm(&format!("{clear}, {tools}, {other}")),
+                )),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &crate::Options::default()),
+            ["CFG-17 request context_management.edits"]
+        );
+        check_case(
+            &settings("claude-sonnet-4-5", m, &cm(&format!("{clear},{tools}"))),
+            Expect {
+                rules: &[],
                 after: None,
-                left: &["CFG-14", "CFG-15"],
+                left: &[],
             },
         );
     }
@@ -505,13 +662,26 @@ mod tests {
                 "CFG-18 tools[2]: Tool 'c' cannot have both defer_loading=true and cache_control set. Tools with defer_loading cannot use prompt caching."
             ]
         );
+        let after = settings(
+            "claude-sonnet-4-5",
+            "",
+            &tools.replacen(
+                r#""defer_loading":true,"cache_control":{"type":"ephemeral"}"#,
+                r#""defer_loading":true"#,
+                1,
+            ),
+        );
         check_case(
             &input,
             Expect {
                 rules: &["CFG-18"],
-                after: None,
-                left: &["CFG-18"],
+                after: Some(&after),
+                left: &[],
             },
+        );
+        assert_eq!(
+            changes(&input, &crate::Options::default()),
+            ["CFG-18 request tools[2].cache_control"]
         );
     }
 

@@ -13,6 +13,52 @@ use crate::ctx::Ctx;
 use crate::fix::Fixer;
 use crate::id::RuleId;
 
+/// The value of top-level key `key` as it will be sent: an edit made earlier in this pass, or
+/// else the input's own bytes. `None` when the key is absent (or an edit removed it).
+pub fn top_value(d: &Draft<'_, '_>, key: &str) -> Option<String> {
+    if let Some(e) = d.top_edits().iter().find(|e| e.key == key) {
+        return e.value.clone();
+    }
+    let t = d.transcript();
+    t.meta
+        .top_keys
+        .iter()
+        .find(|(k, _)| k.decode(t.src) == key)
+        .map(|(_, v)| v.get(t.src).to_owned())
+}
+
+/// The spans of the elements of the JSON array `src` (relative to `src`); `None` when `src` is
+/// not an array.
+pub fn array_elements(src: &str) -> Option<Vec<turnkeeper_model::Span>> {
+    let mut s = turnkeeper_model::json::Scanner::new(src).ok()?;
+    if s.peek_kind().ok()? != turnkeeper_model::json::Kind::Array {
+        return None;
+    }
+    let mut out = Vec::new();
+    s.array(|s, _| -> turnkeeper_model::json::Result<()> {
+        out.push(s.skip_value()?);
+        Ok(())
+    })
+    .ok()?;
+    Some(out)
+}
+
+/// `src` (a JSON array) with element `n` (of `elements`, its spans) replaced by `new`, every
+/// other byte kept.
+pub fn replace_element(
+    src: &str,
+    elements: &[turnkeeper_model::Span],
+    n: usize,
+    new: &str,
+) -> Option<String> {
+    let sp = elements.get(n)?;
+    let mut out = String::with_capacity(src.len() + new.len());
+    out.push_str(src.get(..sp.start as usize)?);
+    out.push_str(new);
+    out.push_str(src.get(sp.end as usize..)?);
+    Some(out)
+}
+
 /// True when message `i` holds at least one block and only `tool_result` blocks.
 pub fn only_tool_results(d: &Draft<'_, '_>, i: usize) -> bool {
     d.summary(i).kinds.is_only(BlockKind::ToolResult)

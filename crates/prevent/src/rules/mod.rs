@@ -29,6 +29,7 @@ pub mod an03_prefill;
 pub mod an04_empty_messages;
 pub mod an05_empty_text;
 pub mod an06_schema;
+pub mod an07_cache_breakpoints;
 pub mod an08_tool_pairing;
 pub mod an12_tool_ids;
 pub mod an15_server_tools;
@@ -39,6 +40,7 @@ pub mod an20_disabled_final_thinking;
 pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
+pub mod an37_tool_references;
 pub mod cfg_request_settings;
 pub mod ds03_deepseek_reasoning;
 pub mod gm01_thought_signatures;
@@ -154,6 +156,12 @@ pub const RULES: &[Rule] = &[
         run: an15_server_tools::run,
     },
     Rule {
+        file: "an37_tool_references",
+        ids: &[RuleId::An37],
+        formats: ANTHROPIC,
+        run: an37_tool_references::run,
+    },
+    Rule {
         file: "an08_tool_pairing",
         ids: &[
             RuleId::An08,
@@ -208,6 +216,12 @@ pub const RULES: &[Rule] = &[
         ids: &[RuleId::An25],
         formats: ANTHROPIC,
         run: an25_prefix_binding::run,
+    },
+    Rule {
+        file: "an07_cache_breakpoints",
+        ids: &[RuleId::An07],
+        formats: ANTHROPIC,
+        run: an07_cache_breakpoints::run,
     },
     Rule {
         file: "cfg_request_settings",
