@@ -143,6 +143,30 @@ rule_ids! {
     Cfg17 = "CFG-17", "clear_thinking not listed first";
     /// A tool with both `defer_loading: true` and `cache_control`.
     Cfg18 = "CFG-18", "a deferred tool with cache_control";
+    /// Bedrock Converse, Claude: `reasoningContent` not first in its assistant message.
+    Br01 = "BR-01", "Converse, Claude: reasoningContent not first in its assistant message";
+    /// Bedrock Converse: `reasoningText.text` is null.
+    Br04 = "BR-04", "Converse: reasoningText.text is null";
+    /// Bedrock Converse, DeepSeek R1: unsigned `reasoningContent` sent back.
+    Br05 = "BR-05", "Converse, DeepSeek R1: unsigned reasoningContent in the history";
+    /// Bedrock Converse, newer Claude: an assistant message of `reasoningContent` only.
+    Br06 = "BR-06", "Converse, newer Claude: an assistant message of reasoning only";
+    /// Bedrock Converse: tool blocks in the history without `toolConfig` (BC-01).
+    Br08 = "BR-08", "Converse: toolUse/toolResult blocks without toolConfig";
+    /// Bedrock Converse, Claude: a forced `toolChoice` with thinking on.
+    Br10 = "BR-10", "Converse, Claude: a forced toolChoice with thinking on";
+    /// Bedrock Converse: a `toolUse` without its `toolResult` in the next message
+    /// (turnkeeper's number).
+    Br11 = "BR-11", "Converse: a toolUse without its toolResult in the next message";
+    /// Bedrock Converse: a `toolResult` answering no `toolUse` of the turn before, or a second
+    /// one (turnkeeper's number).
+    Br12 = "BR-12", "Converse: a toolResult answering no toolUse of the turn before";
+    /// Bedrock Converse: a blank text block (turnkeeper's number).
+    Br13 = "BR-13", "Converse: a blank text block";
+    /// Bedrock Converse: a message with no content block (turnkeeper's number).
+    Br14 = "BR-14", "Converse: a message with no content block";
+    /// Bedrock Converse: an S3-sourced document the target model rejects (turnkeeper's number).
+    Br15 = "BR-15", "Converse: an S3-sourced document the target model rejects";
     /// Not a rule of the catalogue: the id on changes `turnkeeper-recover` makes itself
     /// (disabling thinking, stripping it) after the provider rejected a request.
     Recover = "recover", "a change made by recovery, not by a rule";
@@ -237,6 +261,9 @@ pub enum ChangeAction {
     RestoredMessage,
     /// A top-level request parameter was set.
     Request,
+    /// A field was set to a provider-documented empty stand-in (Bedrock's `reasoningText.text:
+    /// ""`). Lossy: the provider accepts the request, but the model sees no reasoning there.
+    LossyStandIn,
 }
 
 impl ChangeAction {
@@ -253,6 +280,7 @@ impl ChangeAction {
             ChangeAction::MergedMessage => "merged_message",
             ChangeAction::RestoredMessage => "restored_message",
             ChangeAction::Request => "request",
+            ChangeAction::LossyStandIn => "lossy_stand_in",
         }
     }
 }
@@ -335,6 +363,7 @@ mod tests {
             (ChangeAction::MergedMessage, "merged_message"),
             (ChangeAction::RestoredMessage, "restored_message"),
             (ChangeAction::Request, "request"),
+            (ChangeAction::LossyStandIn, "lossy_stand_in"),
         ];
         for (a, s) in all {
             assert_eq!(a, s);

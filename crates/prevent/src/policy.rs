@@ -67,6 +67,11 @@ pub struct Policy {
     /// The form tool-call ids must take (AN-12). Anthropic's unless a provider asked otherwise.
     #[serde(default)]
     pub tool_ids: ToolIdForm,
+    /// Bedrock Converse, BR-04: fill a null `reasoningText.text` of a signed block with `""`
+    /// (the omitted-display form). Inferred in the research, never seen accepted, and an edit
+    /// inside a reasoning block, so off by default; reported as a lossy stand-in when on.
+    #[serde(default)]
+    pub bedrock_empty_reasoning_text: bool,
 }
 
 impl Default for Policy {
@@ -78,6 +83,7 @@ impl Default for Policy {
                 .to_owned(),
             merge_same_role: None,
             tool_ids: ToolIdForm::Anthropic,
+            bedrock_empty_reasoning_text: false,
         }
     }
 }
