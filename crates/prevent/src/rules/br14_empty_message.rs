@@ -10,14 +10,16 @@
 //!
 //! **Repair.** The message goes, reported. When that leaves two messages of one role side by
 //! side, the later one's blocks are appended to the earlier one (reported as a merge), since
-//! Converse would reject the pair.
+//! Converse would reject the pair. The last message is left (reported, no repair) when it is a
+//! user message: without it the request would end on the assistant's turn, a different request
+//! (a prefill, which Claude with thinking refuses), so the caller must decide.
 //!
 //! **Why it is safe.** An empty message holds nothing; a merge keeps every block's bytes and
 //! order.
 
 use crate::finding::Severity;
 use crate::id::RuleId;
-use crate::wire::converse::{ConverseCx, dotted};
+use crate::wire::converse::{ConverseCx, dotted, is_user};
 use turnkeeper_model::wire::converse::ConverseContent;
 
 /// Finds and removes messages without content.
@@ -29,14 +31,19 @@ pub fn run(cx: &mut ConverseCx<'_, '_>) {
         {
             continue;
         }
+        let last_user = is_user(m) && cx.next_alive(i).is_none();
         cx.find(
             RuleId::Br14,
             Severity::Error,
             Some(i),
             None,
             format!("{}: the message has no content block", dotted(i, None)),
-            Some("remove the message (and merge its neighbours when they share a role)"),
+            (!last_user)
+                .then_some("remove the message (and merge its neighbours when they share a role)"),
         );
+        if last_user {
+            continue;
+        }
         cx.remove_message(RuleId::Br14, i, "a message with no content block".into());
         if !cx.repair {
             continue;
@@ -80,20 +87,33 @@ mod tests {
     }
 
     #[test]
-    fn a_message_emptied_by_blank_text_goes_in_the_same_pass() {
+    fn an_emptied_message_goes_in_the_same_pass_but_never_the_last_user_one() {
+        check(
+            r#"{"messages":[{"role":"user","content":[{"text":"a"}]},{"role":"assistant","content":[{"text":" "}]},{"role":"user","content":[{"text":"b"}]}]}"#,
+            None,
+            Expect {
+                found: &[("BR-13", "messages[1].content[0]")],
+                repaired: Some(
+                    r#"{"messages":[{"role":"user","content":[{"text":"a"},{"text":"b"}]}]}"#,
+                ),
+                changes: &[
+                    ("BR-13", "removed_block", "messages[1].content[0]"),
+                    ("BR-14", "removed_message", "messages[1]"),
+                    ("BR-14", "merged_message", "messages[0]"),
+                ],
+                left: &[],
+            },
+        );
         check(
             r#"{"messages":[{"role":"user","content":[{"text":"a"}]},{"role":"assistant","content":[{"text":"x"}]},{"role":"user","content":[{"text":""}]}]}"#,
             None,
             Expect {
                 found: &[("BR-13", "messages[2].content[0]")],
                 repaired: Some(
-                    r#"{"messages":[{"role":"user","content":[{"text":"a"}]},{"role":"assistant","content":[{"text":"x"}]}]}"#,
+                    r#"{"messages":[{"role":"user","content":[{"text":"a"}]},{"role":"assistant","content":[{"text":"x"}]},{"role":"user","content":[]}]}"#,
                 ),
-                changes: &[
-                    ("BR-13", "removed_block", "messages[2].content[0]"),
-                    ("BR-14", "removed_message", "messages[2]"),
-                ],
-                left: &[],
+                changes: &[("BR-13", "removed_block", "messages[2].content[0]")],
+                left: &[("BR-14", "messages[2]")],
             },
         );
     }
