@@ -90,12 +90,7 @@ pub fn run(a: &InspectArgs) -> ExitCode {
 }
 
 /// `inspect` of a body of the OpenAI-style families.
-fn inspect_wire(
-    name: &str,
-    text: &str,
-    why: &turnkeeper::model::Sniffed,
-    json: bool,
-) -> ExitCode {
+fn inspect_wire(name: &str, text: &str, why: &turnkeeper::model::Sniffed, json: bool) -> ExitCode {
     use std::fmt::Write;
     use turnkeeper::model::wire::chat::{self, ChatContent};
     let format = why.format;

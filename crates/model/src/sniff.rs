@@ -157,6 +157,10 @@ const CHAT_PARTS: &[&str] = &["image_url", "input_audio", "file", "refusal"];
 
 /// Converse content keys (a content element has one of them and no `type`).
 const CONVERSE_BLOCKS: &[&str] = &[
+    "text",
+    "image",
+    "document",
+    "video",
     "toolUse",
     "toolResult",
     "reasoningContent",
@@ -371,7 +375,9 @@ fn top_key(s: &mut Scanner<'_>, key: StrSpan, signs: &mut Signs) -> R<()> {
                 // Converse has a top-level `system` too, as an array of `{text}`.
                 if k == "system" && s.peek_kind()? == Kind::Array {
                     let mut converse = false;
+                    let mut any = false;
                     s.array(|s, _| -> R<()> {
+                        any = true;
                         if s.peek_kind()? == Kind::Object {
                             let (mut typed, mut keyed) = (false, false);
                             s.object(|s, k2| -> R<()> {
@@ -392,7 +398,9 @@ fn top_key(s: &mut Scanner<'_>, key: StrSpan, signs: &mut Signs) -> R<()> {
                         }
                         Ok(())
                     })?;
-                    if converse {
+                    if !any {
+                        // `"system": []` says nothing (Converse clients send it empty).
+                    } else if converse {
                         signs
                             .converse
                             .get_or_insert("a `system` of `{text}` blocks with no `type`".into());

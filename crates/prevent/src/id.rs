@@ -166,6 +166,30 @@ rule_ids! {
     /// Gemini 3 through its OpenAI-compatible endpoint: the first tool call of a current-turn
     /// step without `extra_content.google.thought_signature` (GM-18).
     Gm18 = "GM-18", "Gemini 3 via Chat: the first tool call of a step lacks its signature";
+    /// Bedrock Converse, Claude: `reasoningContent` not first in its assistant message.
+    Br01 = "BR-01", "Converse, Claude: reasoningContent not first in its assistant message";
+    /// Bedrock Converse: `reasoningText.text` is null.
+    Br04 = "BR-04", "Converse: reasoningText.text is null";
+    /// Bedrock Converse, DeepSeek R1: unsigned `reasoningContent` sent back.
+    Br05 = "BR-05", "Converse, DeepSeek R1: unsigned reasoningContent in the history";
+    /// Bedrock Converse, newer Claude: an assistant message of `reasoningContent` only.
+    Br06 = "BR-06", "Converse, newer Claude: an assistant message of reasoning only";
+    /// Bedrock Converse: tool blocks in the history without `toolConfig` (BC-01).
+    Br08 = "BR-08", "Converse: toolUse/toolResult blocks without toolConfig";
+    /// Bedrock Converse, Claude: a forced `toolChoice` with thinking on.
+    Br10 = "BR-10", "Converse, Claude: a forced toolChoice with thinking on";
+    /// Bedrock Converse: a `toolUse` without its `toolResult` in the next message
+    /// (turnkeeper's number).
+    Br11 = "BR-11", "Converse: a toolUse without its toolResult in the next message";
+    /// Bedrock Converse: a `toolResult` answering no `toolUse` of the turn before, or a second
+    /// one (turnkeeper's number).
+    Br12 = "BR-12", "Converse: a toolResult answering no toolUse of the turn before";
+    /// Bedrock Converse: a blank text block (turnkeeper's number).
+    Br13 = "BR-13", "Converse: a blank text block";
+    /// Bedrock Converse: a message with no content block (turnkeeper's number).
+    Br14 = "BR-14", "Converse: a message with no content block";
+    /// Bedrock Converse: an S3-sourced document the target model rejects (turnkeeper's number).
+    Br15 = "BR-15", "Converse: an S3-sourced document the target model rejects";
     /// Not a rule of the catalogue: the id on changes `turnkeeper-recover` makes itself
     /// (disabling thinking, stripping it) after the provider rejected a request.
     Recover = "recover", "a change made by recovery, not by a rule";
@@ -368,6 +392,7 @@ mod tests {
             (ChangeAction::MergedMessage, "merged_message"),
             (ChangeAction::RestoredMessage, "restored_message"),
             (ChangeAction::Request, "request"),
+            (ChangeAction::LossyStandIn, "lossy_stand_in"),
         ];
         for (a, s) in all {
             assert_eq!(a, s);

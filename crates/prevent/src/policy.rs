@@ -67,6 +67,11 @@ pub struct Policy {
     /// The form tool-call ids must take (AN-12). Anthropic's unless a provider asked otherwise.
     #[serde(default)]
     pub tool_ids: ToolIdForm,
+    /// Bedrock Converse, BR-04: fill a null `reasoningText.text` of a signed block with `""`
+    /// (the omitted-display form). Inferred in the research, never seen accepted, and an edit
+    /// inside a reasoning block, so off by default; reported as a lossy stand-in when on.
+    #[serde(default)]
+    pub bedrock_empty_reasoning_text: bool,
     /// Allow the provider-documented empty stand-ins (`reasoning_content: ""` for DeepSeek and
     /// Kimi, `summary: []` on Responses reasoning items, Google's dummy thought signature), each
     /// only on its own provider's target and reported as lossy. `false`: report, do not repair.
@@ -88,6 +93,7 @@ impl Default for Policy {
             merge_same_role: None,
             tool_ids: ToolIdForm::Anthropic,
             empty_stand_ins: true,
+            bedrock_empty_reasoning_text: false,
         }
     }
 }

@@ -44,7 +44,7 @@ fn accepted_requests() -> Vec<PathBuf> {
             f["kind"] == "request"
                 && f["api_accepted"] == true
                 // The families read so far; Responses and Converse join as their readers do.
-                && ["messages", "gemini", "chat"].contains(&f["api"].as_str().unwrap_or("messages"))
+                && ["messages", "gemini", "chat", "converse"].contains(&f["api"].as_str().unwrap_or("messages"))
         })
         .filter_map(|f| f["file"].as_str().map(|p| dir.join(p)))
         .collect()

@@ -41,6 +41,17 @@ pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
 pub mod an37_tool_references;
+pub mod br01_reasoning_first;
+pub mod br04_null_reasoning_text;
+pub mod br05_deepseek_unsigned;
+pub mod br06_reasoning_only;
+pub mod br08_tool_config;
+pub mod br10_forced_tool_choice;
+pub mod br11_tool_answers;
+pub mod br12_orphan_results;
+pub mod br13_blank_text;
+pub mod br14_empty_message;
+pub mod br15_s3_documents;
 pub mod cfg_request_settings;
 pub mod ds03_deepseek_reasoning;
 pub mod gm01_thought_signatures;
@@ -281,6 +292,7 @@ pub struct WireRule {
 }
 
 const CHAT: &[Format] = &[Format::Chat];
+const CONVERSE: &[Format] = &[Format::Converse];
 
 /// Every rule of the OpenAI-style families, in running order.
 pub const WIRE_RULES: &[WireRule] = &[
@@ -331,6 +343,83 @@ pub const WIRE_RULES: &[WireRule] = &[
         ids: &[RuleId::Oa07],
         formats: CHAT,
         providers: &[Provider::OpenAi],
+        fix: Fix::None,
+    },
+    WireRule {
+        file: "br01_reasoning_first",
+        ids: &[RuleId::Br01],
+        formats: CONVERSE,
+        providers: &[Provider::Anthropic],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br04_null_reasoning_text",
+        ids: &[RuleId::Br04],
+        formats: CONVERSE,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br05_deepseek_unsigned",
+        ids: &[RuleId::Br05],
+        formats: CONVERSE,
+        providers: &[Provider::DeepSeek],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br06_reasoning_only",
+        ids: &[RuleId::Br06],
+        formats: CONVERSE,
+        providers: &[Provider::Anthropic],
+        fix: Fix::None,
+    },
+    WireRule {
+        file: "br08_tool_config",
+        ids: &[RuleId::Br08],
+        formats: CONVERSE,
+        providers: &[],
+        fix: Fix::None,
+    },
+    WireRule {
+        file: "br10_forced_tool_choice",
+        ids: &[RuleId::Br10],
+        formats: CONVERSE,
+        providers: &[Provider::Anthropic],
+        fix: Fix::None,
+    },
+    WireRule {
+        file: "br11_tool_answers",
+        ids: &[RuleId::Br11],
+        formats: CONVERSE,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br12_orphan_results",
+        ids: &[RuleId::Br12],
+        formats: CONVERSE,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br13_blank_text",
+        ids: &[RuleId::Br13],
+        formats: CONVERSE,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br14_empty_message",
+        ids: &[RuleId::Br14],
+        formats: CONVERSE,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "br15_s3_documents",
+        ids: &[RuleId::Br15],
+        formats: CONVERSE,
+        providers: &[],
         fix: Fix::None,
     },
 ];

@@ -16,6 +16,7 @@
 //! reported as lossy ([`ChangeAction::LossyStandIn`]).
 
 pub mod chat;
+pub mod converse;
 
 use std::borrow::Cow;
 
@@ -249,6 +250,9 @@ pub fn check_wire(
     format: Format,
     opts: &Options<'_>,
 ) -> Result<Vec<Finding>, ModelError> {
+    if format == Format::Converse {
+        return converse::check_converse(src, opts);
+    }
     pass(src, format, opts, false).map(|(out, _)| out.findings)
 }
 
@@ -264,6 +268,9 @@ pub fn repair_wire<'a>(
     format: Format,
     opts: &Options<'_>,
 ) -> Result<Repaired<'a>, PreventError> {
+    if format == Format::Converse {
+        return converse::repair_converse(src, opts);
+    }
     let mut report = Report::default();
     let mut current: Option<String> = None;
     for _ in 0..4 {
