@@ -15,6 +15,7 @@
 //! write them back in the wrong place (see ARCHITECTURE.md).
 
 pub mod chat;
+pub mod responses;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
