@@ -38,6 +38,7 @@ pub mod opencode;
 pub mod policy;
 pub mod profile;
 pub mod rules;
+pub mod wire;
 
 use std::borrow::Cow;
 

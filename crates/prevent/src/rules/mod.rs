@@ -239,7 +239,12 @@ mod tests {
 
     #[test]
     fn every_catalogue_id_has_exactly_one_rule() {
-        for &id in RuleId::ALL.iter().filter(|id| id.is_rule()) {
+        // The OpenAI Responses ids (OR-) are checked by `crate::wire::responses`, over its own
+        // view of the body, not by a rule of this Draft pipeline.
+        for &id in RuleId::ALL
+            .iter()
+            .filter(|id| id.is_rule() && !id.as_str().starts_with("OR-"))
+        {
             let n = RULES.iter().filter(|r| r.ids.contains(&id)).count();
             assert_eq!(n, 1, "{id} is reported by {n} rules");
         }
