@@ -81,9 +81,18 @@ pub struct Fuzzer {
 impl Fuzzer {
     /// Chooses the mode: plain unless `asan` was asked for; then nightly when installed, else
     /// `RUSTC_BOOTSTRAP=1` (after deleting cargo's cached, possibly failed, target-info probe).
+    ///
+    /// The fuzz workspace builds in `$CARGO_TARGET_DIR/fuzz` when that variable is set.
     pub fn new(root: &Path, asan: bool) -> Result<Fuzzer> {
-        let target_dir =
-            std::env::var_os("CARGO_TARGET_DIR").map(|d| PathBuf::from(d).join("fuzz"));
+        let cargo_target_dir = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from);
+        Fuzzer::in_target_dir(root, asan, cargo_target_dir)
+    }
+
+    /// Like [`Fuzzer::new`], with the main `CARGO_TARGET_DIR` given instead of read from the
+    /// environment (`None`: unset), so that what the commands look like does not depend on the
+    /// caller's environment.
+    fn in_target_dir(root: &Path, asan: bool, cargo_target_dir: Option<PathBuf>) -> Result<Fuzzer> {
+        let target_dir = cargo_target_dir.map(|d| d.join("fuzz"));
         let (mode, reason) = if !asan {
             (
                 Mode::Plain,
@@ -845,27 +854,41 @@ mod tests {
             "[package.metadata.xtask.trace_compares]\nbeta = false\n\
              [[bin]]\nname = \"alpha\"\n[[bin]]\nname = \"beta\"\n",
         );
-        let fuzzer = Fuzzer::new(&root.0, false)?.with_limits(&manifest);
+        // Both with and without a `CARGO_TARGET_DIR`, whatever the caller's environment holds.
+        let outer = root.0.join("outer-target");
+        for (cargo_target_dir, env, base) in [
+            (None, String::new(), root.0.join("fuzz/target")),
+            (
+                Some(outer.clone()),
+                format!("CARGO_TARGET_DIR={} ", outer.join("fuzz").display()),
+                outer.join("fuzz"),
+            ),
+        ] {
+            let fuzzer =
+                Fuzzer::in_target_dir(&root.0, false, cargo_target_dir)?.with_limits(&manifest);
+            let base = base.join(NO_TRACE_COMPARES_DIR);
+            let builds: Vec<(String, String)> = fuzzer
+                .build_cmds()
+                .into_iter()
+                .map(|(label, cmd)| (label, cmd.display()))
+                .collect();
+            let common = "fuzz build -s none --debug-assertions --features fast-alloc";
+            assert_eq!(
+                builds,
+                vec![
+                    ("fuzz: build".to_owned(), format!("{env}cargo {common}")),
+                    (
+                        "fuzz: build beta (no trace-compares)".to_owned(),
+                        format!(
+                            "{env}cargo {common} --no-trace-compares --target-dir {} beta",
+                            base.display()
+                        )
+                    ),
+                ]
+            );
+        }
+        let fuzzer = Fuzzer::in_target_dir(&root.0, false, None)?.with_limits(&manifest);
         let base = fuzzer.base_target_dir().join(NO_TRACE_COMPARES_DIR);
-        let builds: Vec<(String, String)> = fuzzer
-            .build_cmds()
-            .into_iter()
-            .map(|(label, cmd)| (label, cmd.display()))
-            .collect();
-        let common = "fuzz build -s none --debug-assertions --features fast-alloc";
-        assert_eq!(
-            builds,
-            vec![
-                ("fuzz: build".to_owned(), format!("cargo {common}")),
-                (
-                    "fuzz: build beta (no trace-compares)".to_owned(),
-                    format!(
-                        "cargo {common} --no-trace-compares --target-dir {} beta",
-                        base.display()
-                    )
-                ),
-            ]
-        );
         let alpha = fuzzer.run_cmd("alpha", 5, 1).display();
         let beta = fuzzer.run_cmd("beta", 5, 1).display();
         assert!(!alpha.contains("--no-trace-compares"), "{alpha}");

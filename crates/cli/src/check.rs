@@ -203,6 +203,11 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         }
         Input::Text { name, text } => (name, text),
     };
+    match wire_format(&text, t.format) {
+        Ok(Some(format)) => return check_wire(&name, &text, format, &opts, a.json, style),
+        Ok(None) => {}
+        Err(e) => return fail(format!("{name}: {e}")),
+    }
     let tr = match read(&text, t.format.hint()) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
@@ -222,6 +227,41 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         let mut out = String::new();
         for f in &findings {
             render::finding(&mut out, style, &name, Some((&tr, &lines)), f, &[]);
+        }
+        out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
+        crate::render::emit(&out);
+    }
+    exit_for(&findings)
+}
+
+/// The wire family of `text` when it is one (Chat, Responses, Converse), `None` for the block
+/// formats.
+fn wire_format(text: &str, arg: FormatArg) -> Result<Option<Format>, turnkeeper::ModelError> {
+    let format = match arg.hint() {
+        turnkeeper::FormatHint::Exactly(f) => f,
+        turnkeeper::FormatHint::Auto => turnkeeper::model::sniff(text)?,
+    };
+    Ok((!format.is_transcript()).then_some(format))
+}
+
+fn check_wire(
+    name: &str,
+    text: &str,
+    format: Format,
+    opts: &Options<'_>,
+    json: bool,
+    style: Style,
+) -> ExitCode {
+    let findings = match turnkeeper::check_as(text, turnkeeper::FormatHint::Exactly(format), opts) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    if json {
+        crate::render::emit(&findings_json(&findings).to_string());
+    } else {
+        let mut out = String::new();
+        for f in &findings {
+            render::finding(&mut out, style, name, None, f, &[]);
         }
         out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
         crate::render::emit(&out);
@@ -395,6 +435,18 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         }
         Err(e) => return fail(e),
     };
+    let wire = match wire_format(&text, t.format) {
+        Ok(w) => w,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
+    if let Some(format) = wire {
+        let fixed =
+            match turnkeeper::repair_as(&text, turnkeeper::FormatHint::Exactly(format), &opts) {
+                Ok(r) => r,
+                Err(e) => return fail(format!("{name}: {e}")),
+            };
+        return finish_repair(a, &name, &fixed);
+    }
     let tr = match read(&text, t.format.hint()) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
@@ -408,7 +460,13 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    eprint!("{}", human_report(&name, &fixed.report));
+    finish_repair(a, &name, &fixed)
+}
+
+/// Reports a repair and writes its body where `a` says.
+fn finish_repair(a: &RepairArgs, name: &str, fixed: &turnkeeper::Repaired<'_>) -> ExitCode {
+    let t = &a.target;
+    eprint!("{}", human_report(name, &fixed.report));
     if let Some(p) = &a.report {
         let text = report_json(&fixed.report).to_string();
         if let Err(e) = write_output(p, text.as_bytes()) {

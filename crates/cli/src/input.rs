@@ -20,6 +20,13 @@ pub enum FormatArg {
     Opencode,
     /// Gemini generateContent body.
     Gemini,
+    /// OpenAI Chat Completions body (OpenAI and every OpenAI-compatible vendor: DeepSeek, Kimi,
+    /// Qwen, OpenRouter, vLLM, ...).
+    Chat,
+    /// OpenAI Responses body (`input` items).
+    Responses,
+    /// Bedrock Converse body.
+    Converse,
 }
 
 impl FormatArg {
@@ -29,6 +36,9 @@ impl FormatArg {
             FormatArg::Anthropic => FormatHint::Exactly(Format::Anthropic),
             FormatArg::Opencode => FormatHint::Exactly(Format::Opencode),
             FormatArg::Gemini => FormatHint::Exactly(Format::Gemini),
+            FormatArg::Chat => FormatHint::Exactly(Format::Chat),
+            FormatArg::Responses => FormatHint::Exactly(Format::Responses),
+            FormatArg::Converse => FormatHint::Exactly(Format::Converse),
         }
     }
 }

@@ -162,6 +162,25 @@ rule_ids! {
     Cfg17 = "CFG-17", "clear_thinking not listed first";
     /// A tool with both `defer_loading: true` and `cache_control`.
     Cfg18 = "CFG-18", "a deferred tool with cache_control";
+    /// OpenAI Chat: an assistant message's `tool_calls` not all answered by the `tool` messages
+    /// right after it (OC-01).
+    Oa01 = "OA-01", "Chat: a tool call without its tool message right after it";
+    /// OpenAI Chat: a `tool` message that answers no call of the assistant message before it
+    /// (OC-02).
+    Oa02 = "OA-02", "Chat: a tool message answering no call right before it";
+    /// OpenAI Chat: an assistant message with neither content nor tool calls (OC-03, KM-04).
+    Oa03 = "OA-03", "Chat: an assistant message with neither content nor tool calls";
+    /// OpenAI Chat to OpenAI itself: a vendor's reasoning field on a message (OA-04, OA-07).
+    Oa07 = "OA-07", "Chat to OpenAI: a vendor reasoning field OpenAI does not define";
+    /// DeepSeek thinking mode: an assistant message of a tool-calling turn without
+    /// `reasoning_content` (DS-03, DS-04; DS-07 with tools).
+    Ds03 = "DS-03", "DeepSeek thinking: reasoning_content missing in a tool-calling turn";
+    /// Kimi thinking: an assistant tool-call message without `reasoning_content` (KM-01; KM-06
+    /// under `thinking.keep: "all"`).
+    Km01 = "KM-01", "Kimi thinking: reasoning_content missing on a tool-call message";
+    /// Gemini 3 through its OpenAI-compatible endpoint: the first tool call of a current-turn
+    /// step without `extra_content.google.thought_signature` (GM-18).
+    Gm18 = "GM-18", "Gemini 3 via Chat: the first tool call of a step lacks its signature";
     /// Not a rule of the catalogue: the id on changes `turnkeeper-recover` makes itself
     /// (disabling thinking, stripping it) after the provider rejected a request.
     Recover = "recover", "a change made by recovery, not by a rule";
@@ -256,9 +275,13 @@ pub enum ChangeAction {
     RestoredMessage,
     /// A top-level request parameter was set.
     Request,
-    /// A field was added to an item: an empty stand-in the provider documents (OpenAI
-    /// Responses' `summary: []`), never reasoning text.
-    AddedField,
+    /// A message was moved to another place in the conversation (a tool answer brought up to
+    /// the call it answers).
+    MovedMessage,
+    /// A field was added: a provider-documented empty stand-in (`reasoning_content: ""`,
+    /// `summary: []`, Google's dummy thought signature). Lossy: the provider accepts the request,
+    /// but the model sees no reasoning there.
+    LossyStandIn,
 }
 
 impl ChangeAction {
@@ -275,7 +298,8 @@ impl ChangeAction {
             ChangeAction::MergedMessage => "merged_message",
             ChangeAction::RestoredMessage => "restored_message",
             ChangeAction::Request => "request",
-            ChangeAction::AddedField => "added_field",
+            ChangeAction::MovedMessage => "moved_message",
+            ChangeAction::LossyStandIn => "lossy_stand_in",
         }
     }
 }

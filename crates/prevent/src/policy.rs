@@ -67,6 +67,15 @@ pub struct Policy {
     /// The form tool-call ids must take (AN-12). Anthropic's unless a provider asked otherwise.
     #[serde(default)]
     pub tool_ids: ToolIdForm,
+    /// Allow the provider-documented empty stand-ins (`reasoning_content: ""` for DeepSeek and
+    /// Kimi, `summary: []` on Responses reasoning items, Google's dummy thought signature), each
+    /// only on its own provider's target and reported as lossy. `false`: report, do not repair.
+    #[serde(default = "yes")]
+    pub empty_stand_ins: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Policy {
@@ -78,6 +87,7 @@ impl Default for Policy {
                 .to_owned(),
             merge_same_role: None,
             tool_ids: ToolIdForm::Anthropic,
+            empty_stand_ins: true,
         }
     }
 }

@@ -43,7 +43,8 @@ fn accepted_requests() -> Vec<PathBuf> {
         .filter(|f| {
             f["kind"] == "request"
                 && f["api_accepted"] == true
-                && f["provider"] != "openai-responses"
+                // The families read so far; Responses and Converse join as their readers do.
+                && ["messages", "gemini", "chat"].contains(&f["api"].as_str().unwrap_or("messages"))
         })
         .filter_map(|f| f["file"].as_str().map(|p| dir.join(p)))
         .collect()
@@ -73,6 +74,16 @@ fn corpus_accepted_requests_pass_check_and_repair_unchanged() {
     let mut failures = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap_or_default();
+        let opts = Options::default();
+        match turnkeeper_model::sniff(&text) {
+            Ok(format) if !format.is_transcript() => {
+                if let Err(e) = wire_valid(&text, format, &opts) {
+                    failures.push(format!("{}: {e}", path.display()));
+                }
+                continue;
+            }
+            _ => {}
+        }
         let t = match read(&text, FormatHint::Auto) {
             Ok(t) => t,
             Err(e) => {
@@ -107,6 +118,56 @@ fn corpus_accepted_requests_pass_check_and_repair_unchanged() {
         files.len(),
         failures.join("\n")
     );
+}
+
+/// What `check` finds in `text` and what `repair` makes of it, each family by its own reader.
+fn check_and_repair<'a>(
+    text: &'a str,
+    opts: &Options<'_>,
+) -> Result<
+    (
+        Vec<turnkeeper_prevent::Finding>,
+        turnkeeper_prevent::Repaired<'a>,
+    ),
+    String,
+> {
+    use turnkeeper_prevent::wire::{check_wire, repair_wire};
+    let format = turnkeeper_model::sniff(text).map_err(|e| format!("unreadable: {e}"))?;
+    if !format.is_transcript() {
+        let findings = check_wire(text, format, opts).map_err(|e| e.to_string())?;
+        let r = repair_wire(text, format, opts).map_err(|e| e.to_string())?;
+        return Ok((findings, r));
+    }
+    let t = read(text, FormatHint::Auto).map_err(|e| format!("unreadable: {e}"))?;
+    let findings = check(&t, opts);
+    let r = repair(&t, opts).map_err(|e| e.to_string())?;
+    Ok((findings, r))
+}
+
+/// A valid body of a wire family: no error from `check`, and `repair` returns it unchanged.
+fn wire_valid(
+    text: &str,
+    format: turnkeeper_model::Format,
+    opts: &Options<'_>,
+) -> Result<(), String> {
+    use turnkeeper_prevent::wire::{check_wire, repair_wire};
+    let errors: Vec<String> = check_wire(text, format, opts)
+        .map_err(|e| format!("unreadable as {format}: {e}"))?
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{} {} {}", f.rule, f.path, f.message))
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors.join(" | "));
+    }
+    match repair_wire(text, format, opts) {
+        Ok(r) if r.body == text => Ok(()),
+        Ok(r) => Err(format!(
+            "repair changed a valid body: {:?}",
+            r.report.changes
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The ids of `findings` at `level`, in order.
@@ -216,27 +277,19 @@ fn corpus_damaged_transcripts_give_exact_rules_and_repairs() {
             failures.push(format!("{name}: no readable {}", expect_path.display()));
             continue;
         };
-        let t = match read(&text, FormatHint::Auto) {
-            Ok(t) => t,
-            Err(e) => {
-                failures.push(format!("{name}: unreadable: {e}"));
-                continue;
-            }
-        };
         let mut opts = Options {
             model: expect["model"].as_str().map(str::to_owned),
             ..Options::default()
         };
         opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();
-        let findings = check(&t, &opts);
-        let found = error_ids(&findings);
-        let r = match repair(&t, &opts) {
-            Ok(r) => r,
+        let (findings, r) = match check_and_repair(&text, &opts) {
+            Ok(x) => x,
             Err(e) => {
                 failures.push(format!("{name}: {e}"));
                 continue;
             }
         };
+        let found = error_ids(&findings);
         let got = Lists {
             rules: found.clone(),
             warnings: ids_at(&findings, Severity::Warning),
@@ -377,14 +430,14 @@ fn corpus_damaged_reports() {
             .ok()
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
-        let t = read(&text, FormatHint::Auto).expect("damaged cases read");
         let mut opts = Options {
             model: expect["model"].as_str().map(str::to_owned),
             ..Options::default()
         };
         opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();
         out.push_str(&format!("== {name}\n"));
-        for f in check(&t, &opts) {
+        let (findings, r) = check_and_repair(&text, &opts).expect("damaged cases read and repair");
+        for f in findings {
             out.push_str(&format!(
                 "find {:?} {} {} [{:?}/{:?}]{}: {}\n",
                 f.severity,
@@ -396,7 +449,6 @@ fn corpus_damaged_reports() {
                 f.message
             ));
         }
-        let r = repair(&t, &opts).expect("repair passes the guard");
         for c in &r.report.changes {
             out.push_str(&format!(
                 "change {} {} {}{}: {}\n",

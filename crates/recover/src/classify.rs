@@ -113,7 +113,7 @@ pub fn classify_with_hint(status: Option<u16>, body: &str, hint: Provider) -> Di
         .map(|pos| find_location(lower, pos))
         .unwrap_or_default();
     let spaced_lower = norm.spaced.to_ascii_lowercase();
-    let (tool_use_ids, reasoning_ids) = find_ids(&norm.spaced, &spaced_lower, kind);
+    let ids = find_ids(&norm.spaced, &spaced_lower, kind);
     let tokens = if kind == ErrorKind::ContextLengthExceeded {
         find_tokens(lower)
     } else {
@@ -125,16 +125,25 @@ pub fn classify_with_hint(status: Option<u16>, body: &str, hint: Provider) -> Di
         None
     };
     let message = innermost_message(&norm.spaced, &spaced_lower, matched.map(|(r, _)| r));
+    // A wait only means something for an error that waiting can fix: a 9router `(reset after
+    // 30s)` or Gemini's `Please retry in 50s` around a hard error is the wrapper's, not a promise.
+    let retry_after = if kind.is_retryable() {
+        find_retry_after(lower)
+    } else {
+        None
+    };
     Diagnosis {
         kind,
         retryable: kind.is_retryable(),
         provider,
         status,
         location,
-        tool_use_ids,
-        reasoning_ids,
+        tool_use_ids: ids.tools,
+        reasoning_ids: ids.reasoning,
+        item_ids: ids.items,
         tokens,
-        retry_after: find_retry_after(lower),
+        retry_after,
+        quota_exhausted: kind == ErrorKind::Unknown && quota_cannot_succeed(lower),
         prefix_binding: kind == ErrorKind::ThinkingSignatureInvalid
             && (contains(lower, b"boundtoadifferentconversation")
                 || contains(lower, b"prefix_mismatch_behavior")),
@@ -399,11 +408,25 @@ fn read_number(s: &[u8], at: usize) -> Option<(u64, usize)> {
     (digits > 0).then_some((value, i))
 }
 
+/// The markers of a message (turn) index, each with what must follow the number (if anything)
+/// for it to be one: Anthropic `messages.N`, DeepSeek's `message index N`, Kimi's `at index N`,
+/// OpenAI Responses `input[N]`, Gemini `contents[N]`, Vertex's `in the N. content block`.
+const LOCATION_MARKERS: &[(&[u8], &[u8])] = &[
+    (b"messages.", b""),
+    (b"message.", b""),
+    (b"messageindex", b""),
+    (b"atindex", b""),
+    (b"input[", b"]"),
+    (b"contents[", b"]"),
+    (b"contents.", b""),
+    (b"inthe", b".contentblock"),
+];
+
 /// `messages.N.content.M` nearest before the phrase, else the first after it.
 fn find_location(lower: &[u8], anchor: usize) -> Location {
     let mut best_before: Option<(usize, Location)> = None;
     let mut first_after: Option<(usize, Location)> = None;
-    for needle in [&b"messages."[..], b"message.", b"messageindex", b"atindex"] {
+    for (needle, follow) in LOCATION_MARKERS {
         for pos in memmem::find_iter(lower, needle) {
             let mut i = pos + needle.len();
             if lower.get(i) == Some(&b'[') {
@@ -412,13 +435,19 @@ fn find_location(lower: &[u8], anchor: usize) -> Location {
             let Some((m, end)) = read_number(lower, i) else {
                 continue;
             };
+            if !lower[end..].starts_with(follow) {
+                continue;
+            }
             let mut loc = Location {
                 message: u32::try_from(m).ok(),
                 block: None,
             };
-            if lower[end..].starts_with(b".content.") {
-                loc.block = read_number(lower, end + b".content.".len())
-                    .and_then(|(b, _)| u32::try_from(b).ok());
+            // Anthropic `messages.N.content.M`; Bedrock's `messages.N.member.content.M.member`.
+            for content in [&b".content."[..], b".member.content."] {
+                if lower[end..].starts_with(content) {
+                    loc.block = read_number(lower, end + content.len())
+                        .and_then(|(b, _)| u32::try_from(b).ok());
+                }
             }
             if pos <= anchor {
                 if best_before.is_none_or(|(p, _)| pos > p) {
@@ -484,11 +513,22 @@ fn find_param(spaced_lower: &str) -> Option<String> {
         &b"unknown parameter:"[..],
         b"unsupported parameter:",
         b"unsupported value:",
+        // OpenAI's `Invalid 'input[3].content': array too long.`
+        b"invalid '",
     ] {
         if let Some(p) = memmem::find(s, marker)
             && let Some(v) = read_param(s, p + marker.len())
         {
             return Some(v);
+        }
+    }
+    // Bedrock: `Malformed input request: #: extraneous key [stream] is not permitted`.
+    if let Some(p) = memmem::find(s, b"extraneous key [")
+        && let Some(v) = read_param(s, p + b"extraneous key [".len())
+    {
+        let v = v.split(']').next().unwrap_or_default();
+        if !v.is_empty() {
+            return Some(v.to_owned());
         }
     }
     // GLM: `max_tokens参数非法` ("max_tokens is illegal"), `X 参数有误`.
@@ -565,12 +605,34 @@ fn read_id_list(spaced: &[u8], mut at: usize, out: &mut Vec<String>) {
     }
 }
 
-/// Tool call ids and reasoning item ids named by the error.
-fn find_ids(spaced: &str, spaced_lower: &str, kind: ErrorKind) -> (Vec<String>, Vec<String>) {
+/// The ids an error names, by what they are.
+#[derive(Default)]
+struct Ids {
+    tools: Vec<String>,
+    reasoning: Vec<String>,
+    items: Vec<String>,
+}
+
+/// The type an error gives the item `id`: `'<id>' of type '<type>'`, when it says.
+fn item_type<'a>(spaced_lower: &'a str, id: &str) -> Option<&'a str> {
+    let lower_id = id.to_ascii_lowercase();
+    let at = spaced_lower.find(&lower_id)? + lower_id.len();
+    let rest = spaced_lower[at..].trim_start_matches(['\'', '"', ' ']);
+    let rest = rest.strip_prefix("of type")?;
+    let rest = rest.trim_start_matches(['\'', '"', ' ']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// Tool call ids, reasoning item ids and other Responses item ids named by the error.
+fn find_ids(spaced: &str, spaced_lower: &str, kind: ErrorKind) -> Ids {
     let s = spaced.as_bytes();
     let l = spaced_lower.as_bytes();
     let mut tools = Vec::new();
     let mut reasoning = Vec::new();
+    let mut items = Vec::new();
     match kind {
         ErrorKind::ToolResultMissing
         | ErrorKind::ToolUseIdMismatch
@@ -581,10 +643,16 @@ fn find_ids(spaced: &str, spaced_lower: &str, kind: ErrorKind) -> (Vec<String>, 
                 b"did not have response messages:",
                 b"for function call output with call_id",
                 b"no tool output found for function call",
+                // OpenAI Responses RS-08: `Invalid 'input[3].id': 'call_abc'.`
+                b"].id",
             ] {
                 for pos in memmem::find_iter(l, marker) {
                     read_id_list(s, pos + marker.len(), &mut tools);
                 }
+            }
+            // OR-14: `Duplicate item found with id rs_…`.
+            for pos in memmem::find_iter(l, b"duplicate item found with id") {
+                read_id_list(s, pos + b"duplicate item found with id".len(), &mut items);
             }
         }
         ErrorKind::ReasoningItemOrphan => {
@@ -610,10 +678,22 @@ fn find_ids(spaced: &str, spaced_lower: &str, kind: ErrorKind) -> (Vec<String>, 
                     read_id_list(s, start, &mut reasoning);
                 }
             }
+            // `Item 'fc_…' of type 'function_call' was provided without its required
+            // 'reasoning' item: 'rs_…'` (OR-02): the item of another type is not a reasoning item.
+            let (other, kept): (Vec<String>, Vec<String>) = reasoning.into_iter().partition(|id| {
+                item_type(spaced_lower, id)
+                    .is_some_and(|t| !(t.starts_with("reasoning") || t.starts_with("compaction")))
+            });
+            reasoning = kept;
+            items = other;
         }
         _ => {}
     }
-    (tools, reasoning)
+    Ids {
+        tools,
+        reasoning,
+        items,
+    }
 }
 
 /// Token figures: `N tokens > M maximum`, `A + B > C`, OpenAI and Gemini wordings.
@@ -675,6 +755,20 @@ fn find_tokens(lower: &[u8]) -> Option<TokenFigures> {
             }
         }
         return Some(TokenFigures { actual, limit });
+    }
+    // vLLM: "Input prompt (5000 tokens) is too long and exceeds limit of 4096", "The decoder
+    // prompt (length 5000) is longer than the maximum model length of 4096".
+    for (actual_at, limit_at) in [
+        (&b"inputprompt("[..], &b"limitof"[..]),
+        (b"prompt(length", b"maximummodellengthof"),
+    ] {
+        if let Some(p) = memmem::find(lower, actual_at) {
+            let actual = read_number(lower, p + actual_at.len()).map(|(v, _)| v);
+            let limit = memmem::find(&lower[p..], limit_at)
+                .and_then(|q| read_number(lower, p + q + limit_at.len()))
+                .map(|(v, _)| v);
+            return Some(TokenFigures { actual, limit });
+        }
     }
     // OpenAI TPM: "Limit 30000, Requested 31538"
     if let (Some(l), Some(r)) = (
@@ -933,12 +1027,25 @@ mod tests {
 
     #[test]
     fn retry_after_units() {
-        let ms = |t: &str| classify(None, t).retry_after.map(|d| d.as_millis());
+        let ms =
+            |t: &str| find_retry_after(Normalized::new(t).lower.as_bytes()).map(|d| d.as_millis());
         assert_eq!(ms("Please try again in 644ms."), Some(644));
         assert_eq!(ms("Please try again in 3.89s."), Some(3890));
         assert_eq!(ms("retry-after: 3"), Some(3000));
         assert_eq!(ms("Please retry in 20.0s"), Some(20000));
         assert_eq!(ms("nothing here"), None);
+        // Only an error that waiting can fix carries a wait: a gateway's `(reset after 30s)`
+        // around DeepSeek's hard error is the wrapper's.
+        let d = classify(
+            Some(400),
+            "[deepseek/deepseek-reasoner] [400]: Missing `reasoning_content` field in the assistant message at message index 2. (reset after 30s)",
+        );
+        assert_eq!(
+            (d.kind, d.retry_after),
+            (ErrorKind::ThinkingBlockOrder, None)
+        );
+        let d = classify(Some(429), "Rate limit reached. (reset after 30s)");
+        assert_eq!(d.retry_after, Some(Duration::from_secs(30)));
     }
 
     #[test]

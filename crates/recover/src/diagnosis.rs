@@ -171,6 +171,11 @@ impl fmt::Display for Provider {
 }
 
 /// Where in the request the error points: `messages.N.content.M`.
+///
+/// `N` is the index of the request's list of turns, whatever the format calls it: Anthropic's
+/// `messages.N`, a Chat Completions "message index N" or "at index N" (DeepSeek, Kimi), an
+/// OpenAI Responses input item `input[N]`, a Gemini `contents[N]` (or Vertex's "N. content
+/// block"), a Bedrock `messages.N.member.content.M.member`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Location {
     /// Message index `N`, when named.
@@ -241,8 +246,21 @@ pub enum ConfigField {
     ToolConfig,
     /// The system prompt holds something the provider forbids.
     SystemPrompt,
-    /// The model id is not one the provider (or this endpoint) knows.
+    /// The model id is not one the provider (or this endpoint) knows: invalid, or retired.
     Model,
+    /// Too many `cache_control` breakpoints ("A maximum of 4 blocks with cache_control may be
+    /// provided").
+    CacheControl,
+    /// `temperature` and `top_p` sent together to a model that takes only one of them.
+    TemperatureAndTopP,
+    /// The model (or every endpoint serving it) does not support tools at all.
+    ToolsUnsupported,
+    /// OpenAI Responses reasoning input items the target cannot take: sent to a model without
+    /// reasoning (OR-13), or a shape a local Responses server cannot read (LS-03).
+    ReasoningItems,
+    /// `include: ["reasoning.encrypted_content"]` (or encrypted content at all) on a model or
+    /// server that does not support it (OR-16, LS-03).
+    Include,
 }
 
 impl ConfigField {
@@ -268,6 +286,11 @@ impl ConfigField {
             ConfigField::ToolConfig => "tool_config",
             ConfigField::SystemPrompt => "system_prompt",
             ConfigField::Model => "model",
+            ConfigField::CacheControl => "cache_control",
+            ConfigField::TemperatureAndTopP => "temperature_and_top_p",
+            ConfigField::ToolsUnsupported => "tools_unsupported",
+            ConfigField::ReasoningItems => "reasoning_items",
+            ConfigField::Include => "include",
         }
     }
 }
@@ -290,6 +313,10 @@ pub struct Diagnosis {
     pub tool_use_ids: Vec<String>,
     /// Reasoning item ids the error names (OpenAI Responses `rs_…`, `cmp_…`).
     pub reasoning_ids: Vec<String>,
+    /// Other OpenAI Responses input item ids the error names: the item that lacks its
+    /// reasoning (`fc_…`, `msg_…`, OR-02), or a duplicated item (OR-14). Told apart from
+    /// [`Diagnosis::reasoning_ids`] by the error's grammar (`Item 'X' of type 'T'`), not by prefix.
+    pub item_ids: Vec<String>,
     /// Token figures of a context-length error.
     pub tokens: Option<TokenFigures>,
     /// How long the provider asks to wait, in milliseconds.
@@ -297,6 +324,12 @@ pub struct Diagnosis {
     pub retry_after: Option<Duration>,
     /// The AN-25 variant of the signature error: the block is bound to a different conversation.
     pub prefix_binding: bool,
+    /// A quota that waiting does not restore: billing (`insufficient_quota`), or a limit of zero
+    /// for this model or tier (Gemini's `limit: 0`, `quotaValue: "0"`). The kind is then
+    /// [`ErrorKind::Unknown`] (no kind of ours describes it, as the corpus labels it) and it is
+    /// never retryable, whatever the status (429) says; this flag says why, so that a caller can
+    /// tell the user to change the model, the key or the plan instead of waiting.
+    pub quota_exhausted: bool,
     /// For [`ErrorKind::RequestConfigInvalid`]: the parameter at fault, when recognised.
     pub config: Option<ConfigField>,
     /// The request parameter the error itself names, as it names it (an OpenAI `param` field, the

@@ -71,8 +71,137 @@ pub(crate) const RULES: &[Row] = &[
         &["redacted_thinking.data", "field required"],
         None,
     ),
+    //    api-rules-reasoning-2026-11 §7 and §11: GM-19's other wordings (Vertex names the content
+    //    block; image models the content index), ORT-05 (OpenRouter's own text when the Gemini
+    //    one is not relayed), and gateways that reword AN-23 for a signature minted for another
+    //    key or model (brief of issue "recover-classes").
+    (
+        K::ThinkingSignatureInvalid,
+        &["invalid thought signature for content at index"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["gemini models require openrouter reasoning details to be preserved"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["was not issued to this caller"],
+        None,
+    ),
+    (
+        K::ThinkingSignatureInvalid,
+        &["forging thinking signature"],
+        None,
+    ),
     // 3. Request configuration (api-rules.md §1.2; trap 1). anthropics/claude-code#11388,
     //    n8n-io/n8n#14288, MartialBE/one-hub#529, liuw1535/antigravity2api-nodejs#149.
+    //    Settings no transcript repair fixes (brief of issue "recover-classes"; peers.md §
+    //    failover classes for the model wordings): a model id that is invalid or retired
+    //    (Anthropic's 404 `not_found_error` names `model: <id>`), too many cache breakpoints,
+    //    `temperature` with `top_p`, a thinking budget out of range, a model without tools, a key
+    //    Bedrock does not take. Before the thinking rows: several say "thinking".
+    (
+        K::RequestConfigInvalid,
+        &["not_found_error", "model:"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["is not a valid model id"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["model_not_found"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["the model", "does not exist"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["blocks with cache_control may be provided"],
+        Some(C::CacheControl),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["temperature and top_p cannot both be specified"],
+        Some(C::TemperatureAndTopP),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["budget_tokens", "must be less than"],
+        Some(C::MaxTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["budget_tokens", "too small"],
+        Some(C::BudgetTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["budget_tokens", "must be at least"],
+        Some(C::BudgetTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["thinking budget", "is invalid"],
+        Some(C::BudgetTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["does not support tools"],
+        Some(C::ToolsUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["tool use is not supported"],
+        Some(C::ToolsUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["no endpoints found that support tool use"],
+        Some(C::ToolsUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["extraneous key", "is not permitted"],
+        None,
+    ),
+    //    A Bedrock length cap on a tool definition, before the context row that reads the same
+    //    `maxLength` on messages.
+    (
+        K::RequestConfigInvalid,
+        &["#/tools/", "maxlength"],
+        Some(C::ToolDefinition),
+    ),
+    //    OpenAI Responses (api-rules-reasoning-2026-11 §3.2, §6.4): OR-12 (`content` on an input
+    //    reasoning item), OR-13 (reasoning items to a model without reasoning), OR-16 and LS-03
+    //    (encrypted content where it is not supported, shapes a local server cannot read).
+    (
+        K::RequestConfigInvalid,
+        &["input[", ".content: array too long"],
+        None,
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["reasoning input items can only be provided to a reasoning"],
+        Some(C::ReasoningItems),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["encrypted content is not supported"],
+        Some(C::Include),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["cannot determine type of", "item"],
+        Some(C::ReasoningItems),
+    ),
     (
         K::RequestConfigInvalid,
         &["temperature may only be set to"],
@@ -317,6 +446,18 @@ pub(crate) const RULES: &[Row] = &[
         &["final block in an assistant message cannot be thinking"],
         None,
     ),
+    //    DS-01 (legacy deepseek-reasoner refuses `reasoning_content` back), BR-05 (DeepSeek R1 on
+    //    Bedrock refuses its own unsigned reasoning; the text says "User messages").
+    (
+        K::ThinkingDisabledViolation,
+        &["reasoning_content is an intermediate result for display purposes only"],
+        None,
+    ),
+    (
+        K::ThinkingDisabledViolation,
+        &["user messages cannot contain reasoning content"],
+        None,
+    ),
     (
         K::ThinkingDisabledViolation,
         &["when thinking is disabled", "cannot contain"],
@@ -396,6 +537,36 @@ pub(crate) const RULES: &[Row] = &[
         &["items are not persisted when"],
         None,
     ),
+    //    OR-03 with `store: true`, OR-04's other reasons and Copilot's form, ORT-06.
+    (K::ReasoningItemOrphan, &["item with id", "not found"], None),
+    (
+        K::ReasoningItemOrphan,
+        &["organization_id did not match"],
+        None,
+    ),
+    (
+        K::ReasoningItemOrphan,
+        &["encrypted content", "could not be decrypted"],
+        None,
+    ),
+    (
+        K::ReasoningItemOrphan,
+        &["encrypted function output content could not be"],
+        None,
+    ),
+    //    OR-14: an item the `previous_response_id` chain already holds.
+    (
+        K::ToolUseIdMismatch,
+        &["duplicate item found with id"],
+        None,
+    ),
+    //    OR-15: the chain itself is gone; no kind of ours describes it.
+    (
+        K::Unknown,
+        &["previous response with id", "not found"],
+        None,
+    ),
+    (K::Unknown, &["previous_response_not_found"], None),
     //    AN-10/AN-15 (tghamm/Anthropic.SDK#184, anthropics/claude-code#64383), OC-02
     //    (miurla/morphic#136), Bedrock Converse, GM-09 response turn, RS-05.
     (K::ToolUseIdMismatch, &["unexpected tool_use_id"], None),
@@ -492,6 +663,12 @@ pub(crate) const RULES: &[Row] = &[
         None,
     ),
     (K::RoleOrder, &["multiturn requests ends with a user"], None),
+    //    Gemini: function call and function response parts mixed in one turn.
+    (
+        K::RoleOrder,
+        &["function call", "function response", "mix"],
+        None,
+    ),
     //    MS-02, MS-03 (Mistral), MiniMax.
     (K::RoleOrder, &["unexpected role", "after role"], None),
     (K::RoleOrder, &["expected last role"], None),
@@ -505,6 +682,24 @@ pub(crate) const RULES: &[Row] = &[
         None,
     ),
     (K::EmptyContent, &["is blank. add text"], None),
+    //    OR-11 (a reasoning item without `summary`, OpenAI's and a compatible upstream's
+    //    words), BR-04 (Bedrock's null `reasoningText.text`), GM-13 (a content without parts).
+    (
+        K::EmptyContent,
+        &["missing required parameter", "].summary"],
+        None,
+    ),
+    (K::EmptyContent, &["missing required field summary"], None),
+    (
+        K::EmptyContent,
+        &[
+            "reasoningcontent.reasoningtext.text",
+            "failed to satisfy constraint",
+        ],
+        None,
+    ),
+    (K::EmptyContent, &["contents.parts must not be empty"], None),
+    (K::EmptyContent, &["must contain at least one part"], None),
     //    KM-04 (Kimi), Mistral.
     (
         K::EmptyContent,
@@ -545,6 +740,29 @@ pub(crate) const RULES: &[Row] = &[
     (
         K::ContextLengthExceeded,
         &["ran out of room in the model's context window"],
+        None,
+    ),
+    //    vLLM's other wordings, Bedrock's length caps on the body (`Malformed input request`
+    //    naming a `maxLength`) and Anthropic's 413 (peers.md).
+    (
+        K::ContextLengthExceeded,
+        &["input prompt", "is too long"],
+        None,
+    ),
+    (
+        K::ContextLengthExceeded,
+        &["is longer than the maximum model length"],
+        None,
+    ),
+    (
+        K::ContextLengthExceeded,
+        &["malformed input request", "maxlength"],
+        None,
+    ),
+    (K::ContextLengthExceeded, &["request_too_large"], None),
+    (
+        K::ContextLengthExceeded,
+        &["request exceeds the maximum size"],
         None,
     ),
     // 8. Billing and zero quotas are decided before this table's retryable rows are read

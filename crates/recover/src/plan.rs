@@ -9,20 +9,27 @@
 //!
 //! | kind | ladder |
 //! |---|---|
-//! | `thinking_block_order` | repair AN-16/AN-18 → restore → disable thinking → give up (DeepSeek DS-03/DS-04, Kimi KM-01, not repaired yet: disable thinking → give up) |
-//! | `thinking_disabled_violation` | repair AN-20 → strip thinking from the message → give up |
+//! | `thinking_block_order` | repair AN-16/AN-18 → restore → disable thinking → give up (DeepSeek DS-03/DS-04, Kimi KM-01/KM-06: restore `reasoning_content` → its empty value → disable thinking → give up; DS-06 in Anthropic format: restore → disable thinking → give up) |
+//! | `thinking_disabled_violation` | repair AN-20 → strip thinking from the message → give up (DS-01, BR-05: drop the unsigned reasoning → give up) |
 //! | `thinking_block_modified` | restore → (prefix-bound: drop-block beta) → strip thinking from the message → disable thinking → give up |
 //! | `thinking_signature_invalid` | prefix-bound (AN-25): drop-block beta → strip → disable → give up; Gemini: repair GM-01 → restore → give up (GM-08, a corrupted signature: restore → give up); else repair AN-23 (AN-06) → restore → strip → disable → give up |
 //! | `thinking_block_trailing` | repair AN-19 → restore → disable thinking → give up |
 //! | `tool_result_missing` | repair AN-08/AN-09/AN-11 (Gemini GM-10/GM-03) → restore → give up |
-//! | `tool_use_id_mismatch` | repair AN-10 (+AN-15; Gemini GM-09) → restore → give up |
-//! | `tool_use_id_format` | repair AN-12 with the id form the error names (Anthropic pattern, Mistral's 9 alphanumerics, a length cap) → give up; Responses item prefixes (RS-08): give up |
-//! | `empty_content` | repair AN-04/AN-05 → give up |
+//! | `tool_use_id_mismatch` | repair AN-10 (+AN-15; Gemini GM-09) → restore → give up (OR-14 duplicates: drop the items → give up) |
+//! | `tool_use_id_format` | repair AN-12 with the id form the error names (Anthropic pattern, Mistral's 9 alphanumerics, a length cap) → give up; Responses item prefixes (RS-08): strip the item ids → give up |
+//! | `empty_content` | repair AN-04/AN-05 (Gemini parts: GM-13) → give up; OR-11: the empty `summary` → give up; BR-04: restore the reasoning text → give up |
 //! | `role_order` | repair AN-01/AN-02/AN-03 (Gemini GM-09/GM-12) → give up |
 //! | `context_length_exceeded` | compact → give up |
-//! | `request_config_invalid` | fix the config, naming the field or the parameter the error names (model without thinking: disable; manual unsupported: adaptive) → give up |
+//! | `request_config_invalid` | fix the config, naming the field or the parameter the error names (model without thinking: disable; manual unsupported: adaptive; reasoning items to a model without reasoning: drop them) → give up |
 //! | `retryable_*` | retry (provider's delay, else exponential backoff) × [`MAX_RETRIES`] → give up |
-//! | `reasoning_item_orphan`, OpenAI-format tool errors, `unknown` | give up (not repaired yet) |
+//! | `reasoning_item_orphan` | OR-01 orphan, OR-03 unknown id: drop the items → give up; OR-03 under `store: false`: strip every item id → drop the items → give up; OR-02: strip the id of the item that lost its reasoning → give up; OR-04 (encrypted content not verified): drop the items and send **once** → give up |
+//! | OpenAI-format tool errors, `unknown` | give up (not repaired yet; a zero quota and a lost `previous_response_id` say so) |
+//!
+//! Every kind but `retryable_*` is deterministic (`retryable: false`): none is sent again unchanged; OR-04's
+//! single resend comes after the drop. The actions on OpenAI
+//! Chat/Responses and Bedrock Converse bodies (`restore_reasoning`, `empty_reasoning`,
+//! `drop_unsigned_reasoning`, `drop_items`, `strip_item_ids`) are handed back to the caller by
+//! [`crate::recover`]: turnkeeper does not read those body formats yet.
 //!
 //! `thinking_block_modified` never leads to a repair that edits thinking: only restoring the
 //! original bytes, or removing whole thinking blocks (reported), or turning thinking off.
@@ -86,6 +93,42 @@ pub enum Action {
     },
     /// Shrink the transcript (compaction) to fit the context window.
     Compact,
+    /// Put back the `reasoning_content` (DeepSeek, Kimi; Bedrock `reasoningText.text`) that
+    /// assistant messages from message `from` on lost, from where the caller stored the
+    /// provider's response (DS-03, KM-01, KM-06, BR-04). Never written anew.
+    RestoreReasoning {
+        /// First message index the error names (all messages when `None`).
+        from: Option<u32>,
+    },
+    /// Give the reasoning units that lack it the provider's own empty value: `reasoning_content:
+    /// ""` on DeepSeek and Kimi assistant messages (DS-04, KM-07), `summary: []` on an OpenAI
+    /// Responses reasoning item (OR-11). No reasoning text is written; the turn is marked lossy
+    /// (api-rules-reasoning-2026-11 §0.3, item 4).
+    EmptyReasoning {
+        /// First message (or input item) index the error names (all when `None`).
+        from: Option<u32>,
+    },
+    /// Remove reasoning the provider refuses to read back, whole: `reasoning_content` for the
+    /// legacy `deepseek-reasoner` (DS-01), unsigned Bedrock `reasoningContent` blocks (BR-05).
+    DropUnsignedReasoning,
+    /// Remove these OpenAI Responses input items, whole (every reasoning and compaction item when
+    /// `ids` is empty), and strip the `id` of the items that followed a removed reasoning item,
+    /// keeping their `call_id` (OR-02): orphans (OR-01), items the server cannot resolve (OR-03),
+    /// items whose encrypted content failed to verify (OR-04, sent once), items the
+    /// `previous_response_id` chain already holds (OR-14), reasoning sent to a model without
+    /// reasoning (OR-13).
+    DropItems {
+        /// The item ids the error names.
+        ids: Vec<String>,
+    },
+    /// Remove the `id` of these OpenAI Responses input items, keeping the items and their
+    /// `call_id`s (every server item id when `ids` is empty): an item whose reasoning is gone
+    /// (OR-02), ids under `store: false` (OR-03; reasoning keeps its `encrypted_content`), an id
+    /// from another API (OR-08).
+    StripItemIds {
+        /// The item ids the error names.
+        ids: Vec<String>,
+    },
     /// Stop: nothing safe is left to try.
     GiveUp {
         /// Why.
@@ -106,6 +149,11 @@ impl Action {
             Action::RequestDropBlock => "request_drop_block",
             Action::FixConfig { .. } => "fix_config",
             Action::Compact => "compact",
+            Action::RestoreReasoning { .. } => "restore_reasoning",
+            Action::EmptyReasoning { .. } => "empty_reasoning",
+            Action::DropUnsignedReasoning => "drop_unsigned_reasoning",
+            Action::DropItems { .. } => "drop_items",
+            Action::StripItemIds { .. } => "strip_item_ids",
             Action::GiveUp { .. } => "give_up",
         }
     }
@@ -292,10 +340,24 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
     let openai_format = matches!(d.provider, Provider::OpenAi);
     match d.kind {
         ErrorKind::ThinkingBlockOrder => {
-            if d.provider == Provider::DeepSeek || says("reasoning_content") || says("passedback") {
-                // DeepSeek's and Kimi's `reasoning_content` rules (api-rules.md DS-03, DS-04,
-                // KM-01) have no prevent rule yet: nothing to repair, so thinking goes off.
-                vec![Action::DisableThinking]
+            if says("content[].thinking") {
+                // DS-06: DeepSeek's Anthropic format; the stored turn holds the thinking.
+                vec![Action::RestoreFromStore, Action::DisableThinking]
+            } else if d.provider == Provider::DeepSeek
+                || says("reasoning_content")
+                || says("passedback")
+            {
+                // DeepSeek's and Kimi's `reasoning_content` (DS-03, DS-04, KM-01, KM-06): put the
+                // stored value back, else the provider's empty value, else thinking goes off.
+                vec![
+                    Action::RestoreReasoning {
+                        from: d.location.message,
+                    },
+                    Action::EmptyReasoning {
+                        from: d.location.message,
+                    },
+                    Action::DisableThinking,
+                ]
             } else {
                 vec![
                     repair(&[RuleId::An16, RuleId::An18], d),
@@ -303,6 +365,12 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
                     Action::DisableThinking,
                 ]
             }
+        }
+        ErrorKind::ThinkingDisabledViolation
+            if says("reasoning_contentisanintermediateresult")
+                || says("usermessagescannotcontainreasoningcontent") =>
+        {
+            vec![Action::DropUnsignedReasoning]
         }
         ErrorKind::ThinkingDisabledViolation => vec![repair(&[RuleId::An20], d), strip],
         ErrorKind::ThinkingBlockModified => {
@@ -316,10 +384,19 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
         ErrorKind::ThinkingSignatureInvalid => {
             if d.prefix_binding {
                 vec![Action::RequestDropBlock, strip, Action::DisableThinking]
+            } else if says("openrouterreasoningdetails")
+                || (d.provider == Provider::OpenRouter && says("thought_signature"))
+            {
+                // ORT-05: OpenRouter has no dummy-signature path; only the stored details help.
+                vec![Action::RestoreFromStore]
+            } else if says("notissuedtothiscaller") || says("forging") {
+                // A well-formed signature minted for another key or model: AN-23 cannot see it
+                // offline, so the ladder starts at the stored turn.
+                vec![Action::RestoreFromStore, strip, Action::DisableThinking]
             } else if says("thought_signature") || says("thoughtsignature") {
-                if says("corrupted") {
-                    // A corrupted signature (api-rules.md GM-08) has no prevent rule: only the
-                    // stored original can help.
+                if says("corrupted") || says("notvalid") || says("invalidthoughtsignature") {
+                    // A corrupted or invalid signature (api-rules.md GM-08, GM-16, GM-19) has no
+                    // prevent rule: only the stored original can help.
                     vec![Action::RestoreFromStore]
                 } else {
                     vec![repair(&[RuleId::Gm01], d), Action::RestoreFromStore]
@@ -357,6 +434,11 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
                 };
             vec![repair(rules, d), Action::RestoreFromStore]
         }
+        ErrorKind::ToolUseIdMismatch if says("duplicateitemfoundwithid") => {
+            vec![Action::DropItems {
+                ids: d.item_ids.clone(),
+            }]
+        }
         ErrorKind::ToolUseIdMismatch if openai_format => {
             vec![give_up(
                 "repairs of OpenAI-format tool messages (OC-02) are not implemented yet",
@@ -372,13 +454,22 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             };
             vec![repair(rules, d), Action::RestoreFromStore]
         }
-        ErrorKind::ToolUseIdFormat if says("expectedanidthat") => vec![give_up(
-            "OpenAI Responses item ids from another API (RS-08: drop the item `id`) are not repaired yet",
-        )],
+        ErrorKind::ToolUseIdFormat if says("expectedanidthat") => vec![Action::StripItemIds {
+            ids: d.tool_use_ids.clone(),
+        }],
         ErrorKind::ToolUseIdFormat => vec![repair(&[RuleId::An12], d)],
+        ErrorKind::EmptyContent if says("summary") => vec![Action::EmptyReasoning {
+            from: d.location.message,
+        }],
+        ErrorKind::EmptyContent if says("reasoningtext") => vec![Action::RestoreReasoning {
+            from: d.location.message,
+        }],
+        ErrorKind::EmptyContent if says("parts") => vec![repair(&[RuleId::Gm13], d)],
         ErrorKind::EmptyContent => vec![repair(&[RuleId::An04, RuleId::An05], d)],
         ErrorKind::RoleOrder => {
-            let rules: &[RuleId] = if says("functioncallturn") || says("multiturnrequests") {
+            let rules: &[RuleId] = if says("functionresponse") && says("mix") {
+                &[RuleId::Gm09, RuleId::Gm03]
+            } else if says("functioncallturn") || says("multiturnrequests") {
                 &[RuleId::Gm09, RuleId::Gm12]
             } else if says("firstmessage") || says("startwithausermessage") {
                 &[RuleId::An01]
@@ -389,12 +480,31 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
             };
             vec![repair(rules, d)]
         }
-        ErrorKind::ReasoningItemOrphan => vec![give_up(
-            "OpenAI Responses reasoning items (RS-01..RS-04) are not repaired yet",
-        )],
+        ErrorKind::ReasoningItemOrphan => {
+            let ids = d.reasoning_ids.clone();
+            if says("encrypted") || says("organization_id") {
+                // OR-04: drop what failed to verify and send once; the same again is final.
+                vec![Action::DropItems { ids }]
+            } else if says("withoutitsrequiredreasoningitem") {
+                // OR-02: the item stays, without the id that ties it to the lost reasoning.
+                vec![Action::StripItemIds {
+                    ids: d.item_ids.clone(),
+                }]
+            } else if says("notpersisted") {
+                // OR-03 under `store: false`: no server id resolves; send the items inline.
+                vec![
+                    Action::StripItemIds { ids: Vec::new() },
+                    Action::DropItems { ids },
+                ]
+            } else {
+                // OR-01 (an orphan), OR-03 with `store: true` (an id the server never had).
+                vec![Action::DropItems { ids }]
+            }
+        }
         ErrorKind::ContextLengthExceeded => vec![Action::Compact],
         ErrorKind::RequestConfigInvalid => match d.config {
             Some(ConfigField::ModelWithoutThinking) => vec![Action::DisableThinking],
+            Some(ConfigField::ReasoningItems) => vec![Action::DropItems { ids: Vec::new() }],
             Some(ConfigField::ManualThinkingUnsupported) => vec![Action::UseAdaptive],
             Some(field) => vec![Action::FixConfig {
                 what: field.as_str().to_owned(),
@@ -409,6 +519,12 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
         ErrorKind::RetryableOverloaded
         | ErrorKind::RetryableRateLimit
         | ErrorKind::RetryableServer => Vec::new(),
+        ErrorKind::Unknown if d.quota_exhausted => vec![give_up(
+            "the quota cannot be waited out (billing, or a limit of zero for this model or tier): change the model, the key or the plan",
+        )],
+        ErrorKind::Unknown if says("previousresponse") => vec![give_up(
+            "the previous response is gone (OR-15): send the whole history inline, without previous_response_id",
+        )],
         ErrorKind::Unknown => vec![give_up("the error was not recognised")],
     }
 }

@@ -257,6 +257,43 @@ enum Applied {
     },
 }
 
+/// What the caller is asked to do, for the actions on body formats turnkeeper does not read.
+fn hand_back_note(action: &Action) -> String {
+    let ids = |ids: &[String]| {
+        if ids.is_empty() {
+            "every one".to_owned()
+        } else {
+            ids.join(", ")
+        }
+    };
+    let from = |m: &Option<u32>| {
+        m.map_or_else(|| "every message".to_owned(), |m| format!("message {m} on"))
+    };
+    match action {
+        Action::RestoreReasoning { from: m } => {
+            format!("put back the stored reasoning of {}", from(m))
+        }
+        Action::EmptyReasoning { from: m } => format!(
+            "give {} its provider's empty reasoning value (`reasoning_content: \"\"`, `summary: []`; lossy)",
+            from(m)
+        ),
+        Action::DropUnsignedReasoning => {
+            "remove the reasoning the provider refuses to read back".to_owned()
+        }
+        Action::DropItems { ids: i } => format!(
+            "remove these input items, whole: {} (and the ids of the items that followed a removed reasoning item)",
+            ids(i)
+        ),
+        Action::StripItemIds { ids: i } => {
+            format!(
+                "remove the `id` of these input items, keeping them: {}",
+                ids(i)
+            )
+        }
+        other => other.name().to_owned(),
+    }
+}
+
 fn hand_back(request: &str) -> Applied {
     Applied::Done {
         body: request.to_owned(),
@@ -295,6 +332,18 @@ fn apply(
                 "the transcript must be compacted (summarised or truncated) by the caller"
                     .to_owned(),
             );
+            Ok(hand_back(request))
+        }
+        Action::RestoreReasoning { .. }
+        | Action::EmptyReasoning { .. }
+        | Action::DropUnsignedReasoning
+        | Action::DropItems { .. }
+        | Action::StripItemIds { .. } => {
+            report.notes.push(format!(
+                "{}: an edit of an OpenAI Chat or Responses (or Bedrock Converse) body, which \
+                 turnkeeper does not read yet; the caller applies it",
+                hand_back_note(action)
+            ));
             Ok(hand_back(request))
         }
         Action::GiveUp { reason } => {

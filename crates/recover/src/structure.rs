@@ -178,11 +178,15 @@ pub(crate) fn quota_cannot_succeed(lower: &[u8]) -> bool {
     if has(b"insufficient_quota") || has(b"billing_not_active") || has(b"billing_hard_limit") {
         return true;
     }
-    if !has(b"exceededyourcurrentquota") && !has(b"quotaexceeded") {
-        return false;
-    }
-    if zero_limit(lower) {
+    // A zero limit counts inside a quota error only (Google's words, its status or its
+    // `QuotaFailure` details): elsewhere `limit: 0` may be anything.
+    let google_quota = has(b"resource_exhausted") || has(b"quotafailure") || has(b"quotametric");
+    let quota_words = has(b"exceededyourcurrentquota") || has(b"quotaexceeded");
+    if (quota_words || google_quota) && zero_limit(lower) {
         return true;
+    }
+    if !quota_words {
+        return false;
     }
     let google = has(b"resource_exhausted")
         || has(b"generativelanguage")
@@ -191,12 +195,15 @@ pub(crate) fn quota_cannot_succeed(lower: &[u8]) -> bool {
     !google && has(b"checkyourplanandbilling")
 }
 
-/// `limit:0` not followed by another digit (`limit: 0, model: gemini-2.5-pro`).
+/// `limit: 0` (`limit: 0, model: gemini-2.5-pro`, `"limit": 0`) or Google's `quotaValue: "0"`,
+/// the zero not followed by another digit or a decimal point.
 fn zero_limit(lower: &[u8]) -> bool {
-    memmem::find_iter(lower, b"limit:0").any(|p| {
-        !lower
-            .get(p + b"limit:0".len())
-            .is_some_and(u8::is_ascii_digit)
+    [&b"limit:0"[..], b"quotavalue:0"].iter().any(|needle| {
+        memmem::find_iter(lower, needle).any(|p| {
+            !lower
+                .get(p + needle.len())
+                .is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+        })
     })
 }
 
@@ -275,6 +282,17 @@ mod tests {
             ("Quota exceeded for metric m, limit: 05", false),
             ("Quota exceeded for metric m, limit: 10", false),
             ("Quota exceeded for metric m", false),
+            (
+                r#"{"status":"RESOURCE_EXHAUSTED","details":[{"quotaValue":"0"}]}"#,
+                true,
+            ),
+            (
+                r#"{"status":"RESOURCE_EXHAUSTED","details":[{"quotaValue":"60"}]}"#,
+                false,
+            ),
+            (r#"RESOURCE_EXHAUSTED "limit": 0"#, true),
+            (r#"RESOURCE_EXHAUSTED "limit": 0.5"#, false),
+            ("rate limit: 0 requests left", false),
         ]);
     }
 }

@@ -29,6 +29,12 @@ fn render(d: &Diagnosis) -> String {
     if !d.reasoning_ids.is_empty() {
         parts.push(format!("reasoning=[{}]", d.reasoning_ids.join(",")));
     }
+    if !d.item_ids.is_empty() {
+        parts.push(format!("items=[{}]", d.item_ids.join(",")));
+    }
+    if d.quota_exhausted {
+        parts.push("quota_exhausted".to_owned());
+    }
     if let Some(t) = d.tokens {
         let n = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
         parts.push(format!("tokens={}/{}", n(t.actual), n(t.limit)));
@@ -170,7 +176,7 @@ fn codes_and_statuses_decide_when_no_phrase_does() {
         (
             Some(429),
             "insufficient_quota",
-            r#"unknown status=429 message="insufficient_quota""#,
+            r#"unknown status=429 quota_exhausted message="insufficient_quota""#,
         ),
     ]);
 }

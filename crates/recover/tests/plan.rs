@@ -152,13 +152,9 @@ fn total_attempts_are_bounded() {
 
 #[test]
 fn openai_side_kinds_give_up_for_now() {
-    for body in [
-        "Item 'rs_123abc' of type 'reasoning' was provided without its required following item.",
-        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_abc123",
-    ] {
-        let a = ladder(Some(400), body, 1);
-        assert!(matches!(a[0], Action::GiveUp { .. }), "{body}: {a:?}");
-    }
+    let body = "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_abc123";
+    let a = ladder(Some(400), body, 1);
+    assert!(matches!(a[0], Action::GiveUp { .. }), "{body}: {a:?}");
 }
 
 #[test]
@@ -241,6 +237,10 @@ fn show(a: &Action) -> String {
         Action::FixConfig { what } => format!("fix_config({what})"),
         Action::Retry { after } => format!("retry({}ms)", after.as_millis()),
         Action::GiveUp { reason } => format!("give_up({reason})"),
+        Action::RestoreReasoning { from } => format!("restore_reasoning({from:?})"),
+        Action::EmptyReasoning { from } => format!("empty_reasoning({from:?})"),
+        Action::DropItems { ids } => format!("drop_items([{}])", ids.join(",")),
+        Action::StripItemIds { ids } => format!("strip_item_ids([{}])", ids.join(",")),
         other => other.name().to_owned(),
     }
 }
@@ -273,12 +273,12 @@ fn every_kind_climbs_its_own_ladder() {
     check(
         Some(400),
         "messages.3: The `reasoning_content` in the thinking mode must be passed back to the API.",
-        "disable_thinking → give_up(thinking_block_order at messages[3] persisted after 1 recovery attempt(s))",
+        "restore_reasoning(Some(3)) → empty_reasoning(Some(3)) → disable_thinking → give_up(thinking_block_order at messages[3] persisted after 3 recovery attempt(s))",
     );
     check(
         Some(400),
         "thinking is enabled but reasoning_content is missing in assistant tool call message at index 4",
-        "disable_thinking → give_up(thinking_block_order at messages[4] persisted after 1 recovery attempt(s))",
+        "restore_reasoning(Some(4)) → empty_reasoning(Some(4)) → disable_thinking → give_up(thinking_block_order at messages[4] persisted after 3 recovery attempt(s))",
     );
     check(
         Some(400),
@@ -368,7 +368,7 @@ fn every_kind_climbs_its_own_ladder() {
     check(
         Some(400),
         "Invalid 'input[3].id': 'fc_123'. Expected an ID that begins with 'msg'.",
-        "give_up(OpenAI Responses item ids from another API (RS-08: drop the item `id`) are not repaired yet)",
+        "strip_item_ids([fc_123]) → give_up(tool_use_id_format at messages[3] persisted after 1 recovery attempt(s))",
     );
     check(
         Some(400),
@@ -403,7 +403,7 @@ fn every_kind_climbs_its_own_ladder() {
     check(
         Some(400),
         "Item 'rs_123abc' of type 'reasoning' was provided without its required following item.",
-        "give_up(OpenAI Responses reasoning items (RS-01..RS-04) are not repaired yet)",
+        "drop_items([rs_123abc]) → give_up(reasoning_item_orphan at (no location) persisted after 1 recovery attempt(s))",
     );
     check(
         Some(400),

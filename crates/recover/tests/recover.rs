@@ -292,6 +292,7 @@ fn tool_ids_inside_a_signed_turn_are_never_rewritten() {
 
 #[test]
 fn responses_item_prefix_errors_are_handed_back() {
+    // OR-08: the item id is stripped by the caller (turnkeeper does not read Responses bodies).
     let req = damaged("an08_aborted_turn");
     let (d, r) = run(
         "sub2api-1505-fc-prefix-call",
@@ -301,7 +302,12 @@ fn responses_item_prefix_errors_are_handed_back() {
         None,
     );
     assert_eq!(d.kind, ErrorKind::ToolUseIdFormat);
-    assert!(matches!(r.action, Action::GiveUp { .. }), "{:?}", r.action);
+    assert!(
+        matches!(r.action, Action::StripItemIds { .. }),
+        "{:?}",
+        r.action
+    );
+    assert_eq!(r.outcome, Outcome::HandBack);
     assert_eq!(r.body, req);
 }
 
@@ -636,21 +642,23 @@ fn context_length_exceeded_asks_the_caller_to_compact() {
 }
 
 #[test]
-fn reasoning_item_orphan_and_unknown_give_up() {
+fn reasoning_item_orphan_is_handed_back_and_unknown_gives_up() {
     let req = damaged("an08_aborted_turn");
-    for (id, kind) in [
+    for (id, kind, action) in [
         (
             "continue-8933-responses-reasoning-orphan",
             ErrorKind::ReasoningItemOrphan,
+            "drop_items",
         ),
         (
             "cc-request-body-invalid-json-low-surrogate",
             ErrorKind::Unknown,
+            "give_up",
         ),
     ] {
         let (d, r) = run(id, None, &req, &mut Attempts::new(), None);
         assert_eq!(d.kind, kind);
-        assert!(matches!(r.action, Action::GiveUp { .. }), "{id}");
+        assert_eq!(r.action.name(), action, "{id}");
         assert_eq!(r.outcome, Outcome::HandBack);
         assert_eq!(r.body, req);
     }
@@ -745,7 +753,7 @@ const END_TO_END: &[EndToEnd] = &[
         id: "continue-8933-responses-reasoning-orphan",
         renumber: None,
         request: "an08_aborted_turn",
-        action: "give_up",
+        action: "drop_items",
     },
     EndToEnd {
         kind: ErrorKind::ContextLengthExceeded,

@@ -84,15 +84,16 @@ fn a_location_outside_the_request_is_noted() {
 
 #[test]
 fn a_model_that_needs_thinking_is_not_switched_off() {
+    // DeepSeek's Anthropic-format wording (DS-06): the stored turn, else thinking off.
     let error =
-        "messages.1: The `reasoning_content` in the thinking mode must be passed back to the API.";
+        "messages.1: The `content[].thinking` in the thinking mode must be passed back to the API.";
     check(
         &body("claude-opus-5-5", r#"{"type":"adaptive"}"#, OPEN_CALL),
         Some(400),
         error,
         &Options::default(),
         &[
-            "give_up HandBack sends=false | skipped disable_thinking ('claude-opus-5-5' cannot run with thinking disabled) | note giving up: thinking_block_order at messages[1] persisted after 1 recovery attempt(s) | has_errors=false",
+            "give_up HandBack sends=false | skipped restore_from_store (no turn store was given) | skipped disable_thinking ('claude-opus-5-5' cannot run with thinking disabled) | note giving up: thinking_block_order at messages[1] persisted after 2 recovery attempt(s) | has_errors=false",
         ],
     );
     let overrides =
@@ -107,7 +108,7 @@ fn a_model_that_needs_thinking_is_not_switched_off() {
             ..Options::default()
         },
         &[
-            "give_up HandBack sends=false | skipped disable_thinking (this model cannot run with thinking disabled) | note giving up: thinking_block_order at messages[1] persisted after 1 recovery attempt(s) | has_errors=false",
+            "give_up HandBack sends=false | skipped restore_from_store (no turn store was given) | skipped disable_thinking (this model cannot run with thinking disabled) | note giving up: thinking_block_order at messages[1] persisted after 2 recovery attempt(s) | has_errors=false",
         ],
     );
 }

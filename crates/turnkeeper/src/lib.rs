@@ -78,8 +78,58 @@ pub enum Error {
 /// # Errors
 /// When the body cannot be read.
 pub fn check_str(body: &str, opts: &Options<'_>) -> Result<Vec<Finding>, Error> {
-    let t = read(body, FormatHint::Auto)?;
+    check_as(body, FormatHint::Auto, opts)
+}
+
+/// Reads `body` as `hint` says (sniffed with [`FormatHint::Auto`]) and checks it under the rules
+/// of its own family: Anthropic, Gemini and OpenCode bodies through the block pipeline, OpenAI
+/// Chat, Responses and Converse bodies through [`prevent::wire`].
+///
+/// ```
+/// use turnkeeper::{FormatHint, Options, check_as};
+/// // A valid Kimi K2 thinking tool turn: nothing to find.
+/// let body = r#"{"model":"kimi-k2-thinking","messages":[{"role":"user","content":"weather?"},
+///   {"role":"assistant","content":"","reasoning_content":"look it up","tool_calls":[{"id":"functions.w:0","type":"function","function":{"name":"w","arguments":"{}"}}]},
+///   {"role":"tool","tool_call_id":"functions.w:0","content":"sunny"}]}"#;
+/// assert!(check_as(body, FormatHint::Auto, &Options::default())?.is_empty());
+/// # Ok::<(), turnkeeper::Error>(())
+/// ```
+///
+/// # Errors
+/// When the body cannot be read as that format, or its format cannot be told.
+pub fn check_as(body: &str, hint: FormatHint, opts: &Options<'_>) -> Result<Vec<Finding>, Error> {
+    let format = format_of(body, hint)?;
+    if !format.is_transcript() {
+        return Ok(prevent::wire::check_wire(body, format, opts)?);
+    }
+    let t = read(body, FormatHint::Exactly(format))?;
     Ok(check(&t, opts))
+}
+
+/// The format `hint` names, or the one sniffed from `body`.
+fn format_of(body: &str, hint: FormatHint) -> Result<Format, ModelError> {
+    match hint {
+        FormatHint::Exactly(f) => Ok(f),
+        FormatHint::Auto => model::sniff(body),
+    }
+}
+
+/// Reads `body` as `hint` says and repairs it under the rules of its own family (see
+/// [`check_as`]). The result borrows `body` when nothing changed.
+///
+/// # Errors
+/// When the body cannot be read, or the repair failed closed.
+pub fn repair_as<'a>(
+    body: &'a str,
+    hint: FormatHint,
+    opts: &Options<'_>,
+) -> Result<Repaired<'a>, Error> {
+    let format = format_of(body, hint)?;
+    if !format.is_transcript() {
+        return Ok(prevent::wire::repair_wire(body, format, opts)?);
+    }
+    let t = read(body, FormatHint::Exactly(format))?;
+    Ok(repair(&t, opts)?)
 }
 
 /// Reads `body` (format sniffed) and repairs it. The result borrows `body` when nothing changed.
@@ -87,8 +137,7 @@ pub fn check_str(body: &str, opts: &Options<'_>) -> Result<Vec<Finding>, Error> 
 /// # Errors
 /// When the body cannot be read, or the repair failed closed.
 pub fn repair_str<'a>(body: &'a str, opts: &Options<'_>) -> Result<Repaired<'a>, Error> {
-    let t = read(body, FormatHint::Auto)?;
-    Ok(repair(&t, opts)?)
+    repair_as(body, FormatHint::Auto, opts)
 }
 
 /// Reads `body` (format sniffed) and repairs it into `out`, a buffer kept from one request to
@@ -118,6 +167,21 @@ pub fn repair_str_into(
     opts: &Options<'_>,
     out: &mut String,
 ) -> Result<RepairedInto, Error> {
-    let t = read(body, FormatHint::Auto).inspect_err(|_| out.clear())?;
+    let format = format_of(body, FormatHint::Auto).inspect_err(|_| out.clear())?;
+    if !format.is_transcript() {
+        out.clear();
+        let done = prevent::wire::repair_wire(body, format, opts)?;
+        return Ok(RepairedInto {
+            body: match done.body {
+                std::borrow::Cow::Borrowed(_) => BodyAt::Input,
+                std::borrow::Cow::Owned(b) => {
+                    out.push_str(&b);
+                    BodyAt::Buffer
+                }
+            },
+            report: done.report,
+        });
+    }
+    let t = read(body, FormatHint::Exactly(format)).inspect_err(|_| out.clear())?;
     Ok(repair_into(&t, opts, out)?)
 }

@@ -40,15 +40,31 @@ pub mod an22_restore;
 pub mod an23_signatures;
 pub mod an25_prefix_binding;
 pub mod cfg_request_settings;
+pub mod ds03_deepseek_reasoning;
 pub mod gm01_thought_signatures;
 pub mod gm12_roles;
 pub mod gm13_empty;
+pub mod gm18_chat_signatures;
+pub mod km01_kimi_reasoning;
+pub mod oa01_tool_answers;
+pub mod oa02_orphan_tool;
+pub mod oa03_empty_assistant;
+pub mod oa07_openai_reasoning_fields;
+pub mod or01_orphan_reasoning;
+pub mod or02_item_ids;
+pub mod or03_store_false;
+pub mod or05_call_pairing;
+pub mod or11_reasoning_summary;
+pub mod or12_reasoning_content;
+pub mod or13_no_reasoning_model;
+pub mod or14_duplicate_ids;
 
 use turnkeeper_model::Format;
 
 use crate::ctx::Ctx;
 use crate::fix::Fixer;
 use crate::id::RuleId;
+use crate::wire::Provider;
 
 /// A rule: its file, the ids it reports, the formats it applies to, and the function that finds
 /// (and, through its [`Fixer`], repairs).
@@ -228,9 +244,158 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
+/// What a rule's repair is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fix {
+    /// Loses nothing the provider would read (a removal of what answers nothing, a move).
+    Safe,
+    /// A provider-documented empty stand-in: accepted, but the model sees no reasoning there.
+    /// Only on that provider's target, and off with `Policy::empty_stand_ins = false`.
+    Lossy,
+    /// Reported only.
+    None,
+}
+
+/// A rule of the OpenAI-style families ([`crate::wire`]): its file, the ids it reports, the
+/// formats and providers it applies to (no provider: every one), and what its repair is. The
+/// pipeline order is this table's order; each family's driver calls its rules' `run`.
+#[derive(Clone, Copy, Debug)]
+pub struct WireRule {
+    /// The file under `crates/prevent/src/rules/`, without `.rs`.
+    pub file: &'static str,
+    /// The ids it reports.
+    pub ids: &'static [RuleId],
+    /// The formats it applies to.
+    pub formats: &'static [Format],
+    /// The providers it applies to; empty: every provider (tool pairing, empty messages).
+    pub providers: &'static [Provider],
+    /// What its repair is.
+    pub fix: Fix,
+}
+
+const CHAT: &[Format] = &[Format::Chat];
+const RESPONSES: &[Format] = &[Format::Responses];
+/// OpenAI's Responses rules: errors for OpenAI (and a body naming no model), warnings for xAI.
+const OPENAI_RESPONSES: &[Provider] = &[Provider::OpenAi, Provider::Xai];
+
+/// Every rule of the OpenAI-style families, in running order.
+pub const WIRE_RULES: &[WireRule] = &[
+    WireRule {
+        file: "oa01_tool_answers",
+        ids: &[RuleId::Oa01],
+        formats: CHAT,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "oa02_orphan_tool",
+        ids: &[RuleId::Oa02],
+        formats: CHAT,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "oa03_empty_assistant",
+        ids: &[RuleId::Oa03],
+        formats: CHAT,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "ds03_deepseek_reasoning",
+        ids: &[RuleId::Ds03],
+        formats: CHAT,
+        providers: &[Provider::DeepSeek],
+        fix: Fix::Lossy,
+    },
+    WireRule {
+        file: "km01_kimi_reasoning",
+        ids: &[RuleId::Km01],
+        formats: CHAT,
+        providers: &[Provider::Kimi],
+        fix: Fix::Lossy,
+    },
+    WireRule {
+        file: "gm18_chat_signatures",
+        ids: &[RuleId::Gm18],
+        formats: CHAT,
+        providers: &[Provider::Gemini],
+        fix: Fix::Lossy,
+    },
+    WireRule {
+        file: "oa07_openai_reasoning_fields",
+        ids: &[RuleId::Oa07],
+        formats: CHAT,
+        providers: &[Provider::OpenAi],
+        fix: Fix::None,
+    },
+    WireRule {
+        file: "or13_no_reasoning_model",
+        ids: &[RuleId::Or13],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or12_reasoning_content",
+        ids: &[RuleId::Or12],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or03_store_false",
+        ids: &[RuleId::Or03],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or01_orphan_reasoning",
+        ids: &[RuleId::Or01],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or05_call_pairing",
+        ids: &[RuleId::Or05],
+        formats: RESPONSES,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or02_item_ids",
+        ids: &[RuleId::Or02],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or11_reasoning_summary",
+        ids: &[RuleId::Or11],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Lossy,
+    },
+    WireRule {
+        file: "or14_duplicate_ids",
+        ids: &[RuleId::Or14],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::None,
+    },
+];
+
 /// The rule that reports `id`, if any.
 pub fn rule_for(id: RuleId) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.ids.contains(&id))
+}
+
+/// The wire-family rule that reports `id`, if any.
+pub fn wire_rule_for(id: RuleId) -> Option<&'static WireRule> {
+    WIRE_RULES.iter().find(|r| r.ids.contains(&id))
 }
 
 #[cfg(test)]
@@ -239,13 +404,9 @@ mod tests {
 
     #[test]
     fn every_catalogue_id_has_exactly_one_rule() {
-        // The OpenAI Responses ids (OR-) are checked by `crate::wire::responses`, over its own
-        // view of the body, not by a rule of this Draft pipeline.
-        for &id in RuleId::ALL
-            .iter()
-            .filter(|id| id.is_rule() && !id.as_str().starts_with("OR-"))
-        {
-            let n = RULES.iter().filter(|r| r.ids.contains(&id)).count();
+        for &id in RuleId::ALL.iter().filter(|id| id.is_rule()) {
+            let n = RULES.iter().filter(|r| r.ids.contains(&id)).count()
+                + WIRE_RULES.iter().filter(|r| r.ids.contains(&id)).count();
             assert_eq!(n, 1, "{id} is reported by {n} rules");
         }
         assert!(rule_for(RuleId::Recover).is_none());

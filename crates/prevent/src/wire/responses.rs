@@ -1,274 +1,144 @@
-//! The OpenAI Responses rules (OR-, api-rules-reasoning-2026-11.md §3.2), over
-//! [`turnkeeper_model::wire::responses`]'s view of a request body.
+//! The OpenAI Responses pipeline (api-rules-reasoning-2026-11.md §3.2): the context its rules
+//! share, their order, and the check that the output's reasoning items are the input's.
 //!
-//! Every rule below was seen as an error of OpenAI's Responses API (Basis V-Obs in the research
-//! note), so on an OpenAI target each is an error. xAI's Grok takes the same items and rejects
-//! none of them (XA-01: "the API returns 200, and results can get worse"): there each is a
-//! warning and nothing is repaired. Other servers that speak the format (DeepSeek, local
-//! servers) read reasoning items their own way: only the call/output pairing (OR-05) is checked
-//! for them, an error for DeepSeek (which rejects it, real traffic), a warning otherwise.
+//! Every OR- rule was seen as an error of OpenAI's Responses API (Basis V-Obs), so on an OpenAI
+//! target each is an error, repaired. xAI's Grok takes the same items and rejects none of them
+//! (XA-01: "the API returns 200, and results can get worse"): there each is a warning and nothing
+//! is repaired. Other servers that speak the format (DeepSeek, local servers) read reasoning
+//! items their own way (DeepSeek replays reasoning `content` and back-to-back reasoning items,
+//! accepted in real traffic): only the call/output pairing (OR-05) is checked for them, an error
+//! for DeepSeek (which rejects it, real traffic), a warning for a server turnkeeper does not
+//! know. A body without a model is judged as bound for OpenAI, the API the format is named for.
+//!
+//! Order: whole reasoning items go first (OR-13 model without reasoning, OR-12 `content`, OR-03
+//! `store: false`, OR-01 orphans); then call/output pairing (OR-05, which may take the reasoning
+//! item that produced only an unanswered call); then the server ids of the items whose reasoning
+//! went are stripped (OR-02); then OR-11's empty summary and OR-14's duplicate ids. A pass runs
+//! over a mask of the input's items (kept, id stripped, summary added) and repeats until nothing
+//! changes, so what one removal exposes is found by the rule concerned, and every path stays in
+//! the input's terms.
 //!
 //! A repair never writes or alters reasoning: a reasoning item leaves byte for byte, or goes
-//! whole (its fingerprint reported). The one exception the research allows is OR-11's
-//! `"summary": []`, the provider's documented empty stand-in, added beside the item's own
-//! members (which keep their bytes), reported as lossy and turned off by
-//! [`Options::empty_summary`]. Ids are stripped, never made up; no call output is synthesised.
-//!
-//! The rules run in passes over a mask of the input's items (kept, id stripped, summary added)
-//! until one pass changes nothing; so a removal that leaves a later item orphaned is found and
-//! repaired by the rule concerned. The body is then written once by
-//! [`render`](turnkeeper_model::wire::render), and the output's reasoning items are checked
-//! against the input's before it is handed back (fail closed).
+//! whole, its fingerprint reported. The one exception the research allows is OR-11's
+//! `"summary": []`, the provider's documented empty stand-in, added beside the item's own members
+//! (which keep their bytes), reported as lossy and off with `Policy::empty_stand_ins = false`.
+//! Ids are stripped, never made up; no call output is synthesised. [`verify`] checks the output
+//! against the input before it is handed back (fail closed).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use turnkeeper_guard::{GuardViolation, fingerprint};
-use turnkeeper_model::json::StrSpan;
-use turnkeeper_model::wire::responses::{
-    self as rv, ArrayField, Item, ItemKind, ResponsesBody, Role,
+use turnkeeper_model::StrSpan;
+use turnkeeper_model::wire::responses::{self as rv, Item, ItemKind, ResponsesBody, Role};
+use turnkeeper_model::wire::{Edit, Plan, splice_into};
+
+use crate::Policy;
+use crate::finding::{Change, Severity};
+use crate::id::{ChangeAction, RuleId};
+use crate::rules::{
+    or01_orphan_reasoning, or02_item_ids, or03_store_false, or05_call_pairing,
+    or11_reasoning_summary, or12_reasoning_content, or13_no_reasoning_model, or14_duplicate_ids,
 };
-use turnkeeper_model::wire::{Edit, Plan, render, splice_into};
+use crate::wire::{Provider, Target, WireOut};
 
-use crate::{Change, ChangeAction, Finding, PreventError, RuleId, Severity};
-
-/// Who serves the request, as far as the rules care.
+/// How the Responses rules treat a target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Server {
-    /// OpenAI (and Azure OpenAI, and OpenAI's models on other clouds): every OR- rule, as errors.
+pub enum Judged {
+    /// OpenAI's rules, as errors, repaired.
     OpenAi,
-    /// xAI (`grok-*`): the same rules, as warnings, nothing repaired (XA-01).
-    Xai,
-    /// DeepSeek's Responses endpoint: call/output pairing only, as errors.
-    DeepSeek,
-    /// Any other server: call/output pairing only, as warnings.
-    Other,
+    /// OpenAI's rules, as warnings, nothing repaired (xAI, XA-01).
+    Lenient,
+    /// Call/output pairing only, as errors, repaired (DeepSeek).
+    PairingOnly,
+    /// Call/output pairing only, as warnings (a server turnkeeper does not know).
+    PairingWarned,
 }
 
-/// The target of a Responses request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// Who serves it.
-    pub server: Server,
-    /// Whether the model reasons: `Some(false)` only for models known to have no reasoning
-    /// (OR-13 fires only then), `None` when unknown.
-    pub reasoning: Option<bool>,
-}
-
-impl Target {
-    /// The target for a model id. A provider prefix (`openai/`, `azure/`, Bedrock's `openai.`)
-    /// is ignored; a body without a model is taken as bound for OpenAI, the API the format is
-    /// named for; an unknown model name as another server's.
-    pub fn for_model(model: Option<&str>) -> Target {
-        let Some(model) = model else {
-            return Target {
-                server: Server::OpenAi,
-                reasoning: None,
-            };
-        };
-        let lower = model.to_ascii_lowercase();
-        let base = lower.rsplit('/').next().unwrap_or(&lower);
-        let base = base.strip_prefix("openai.").unwrap_or(base);
-        let is = |p: &str| base.starts_with(p);
-        if is("grok") {
-            return Target {
-                server: Server::Xai,
-                reasoning: None,
-            };
-        }
-        if is("deepseek") {
-            return Target {
-                server: Server::DeepSeek,
-                reasoning: None,
-            };
-        }
-        let no_reasoning = is("gpt-4") || is("gpt-3.5") || is("chatgpt-4o") || is("gpt-5-chat");
-        let reasoning = is("o1") || is("o3") || is("o4") || is("gpt-5") || is("codex");
-        if no_reasoning {
-            Target {
-                server: Server::OpenAi,
-                reasoning: Some(false),
-            }
-        } else if reasoning || is("computer-use") || is("gpt-") || is("chatgpt") {
-            Target {
-                server: Server::OpenAi,
-                reasoning: reasoning.then_some(true),
-            }
-        } else {
-            Target {
-                server: Server::Other,
-                reasoning: None,
-            }
+impl Judged {
+    /// How `target` is judged.
+    pub fn of(target: &Target) -> Judged {
+        match target.provider {
+            Provider::OpenAi => Judged::OpenAi,
+            Provider::Unknown if target.model.is_none() => Judged::OpenAi,
+            Provider::Xai => Judged::Lenient,
+            Provider::DeepSeek => Judged::PairingOnly,
+            _ => Judged::PairingWarned,
         }
     }
 }
 
-/// What to check against, and how to repair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options<'a> {
-    /// The target model; overrides the body's `model`.
-    pub model: Option<&'a str>,
-    /// OR-11: add `"summary": []` to a reasoning item without `summary` (lossy, documented
-    /// empty stand-in). Off: the finding is reported and the item left alone.
-    pub empty_summary: bool,
-}
-
-impl Default for Options<'_> {
-    fn default() -> Self {
-        Options {
-            model: None,
-            empty_summary: true,
-        }
+/// True for an OpenAI model known to take no reasoning items (`gpt-4o`, `gpt-4.1`,
+/// `gpt-5-chat-latest`, ...): OR-13 fires only for these, never for an unknown model.
+pub fn without_reasoning(target: &Target) -> bool {
+    if target.provider != Provider::OpenAi {
+        return false;
     }
+    let m = target.bare_model();
+    let m = m.strip_prefix("openai.").unwrap_or(&m);
+    ["gpt-4", "gpt-3.5", "chatgpt-4o", "gpt-5-chat"]
+        .iter()
+        .any(|p| m.starts_with(p))
 }
 
-/// What a repair produced.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Repaired {
-    /// The new body; `None` when nothing changed (the input is the body, byte for byte).
-    pub body: Option<String>,
-    /// Every change, in the order made.
-    pub changes: Vec<Change>,
-    /// What the repair could not fix (the findings `check` gives on the output).
-    pub findings_left: Vec<Finding>,
-}
-
-/// Checks a Responses body already read.
-pub fn check(b: &ResponsesBody<'_>, opts: &Options<'_>) -> Vec<Finding> {
-    let mut run = Run::new(b, opts, false);
-    run.pass();
-    run.findings
-}
-
-/// Reads and checks a Responses body.
-///
-/// # Errors
-/// [`PreventError::Model`] when the body is no Responses request.
-pub fn check_str(src: &str, opts: &Options<'_>) -> Result<Vec<Finding>, PreventError> {
-    let b = rv::read(src)?;
-    Ok(check(&b, opts))
-}
-
-/// Repairs a Responses body already read.
-///
-/// # Errors
-/// [`PreventError::Guard`] when the output's reasoning items are not the input's (a bug; the
-/// repair fails closed).
-pub fn repair(b: &ResponsesBody<'_>, opts: &Options<'_>) -> Result<Repaired, PreventError> {
-    let mut run = Run::new(b, opts, true);
-    for _ in 0..=b.items.len() {
-        run.findings.clear();
-        run.acted = false;
-        run.pass();
-        if !run.acted {
-            break;
-        }
-    }
-    let plan = run.plan();
-    let body = render(b.src, &b.input_at, plan);
-    if let Some(out) = &body {
-        verify(b, &run.st, out)?;
-    }
-    Ok(Repaired {
-        body,
-        changes: run.changes,
-        findings_left: run.findings,
-    })
-}
-
-/// Reads and repairs a Responses body.
-///
-/// # Errors
-/// As [`repair`], and [`PreventError::Model`] when the body is no Responses request.
-pub fn repair_str(src: &str, opts: &Options<'_>) -> Result<Repaired, PreventError> {
-    let b = rv::read(src)?;
-    repair(&b, opts)
-}
-
-/// The state of the items under repair.
+/// The items' state under repair: which are kept, which lost their id, which gained a summary.
 #[derive(Clone, Debug)]
-struct State {
-    keep: Vec<bool>,
-    id_gone: Vec<bool>,
-    summary_added: Vec<bool>,
+pub struct ItemState {
+    /// Item `i` is still in the body.
+    pub keep: Vec<bool>,
+    /// Item `i` was a reasoning item (or a reference to one) removed: the items it produced
+    /// lose their server ids (OR-02).
+    pub reasoning_gone: Vec<bool>,
+    /// Item `i` lost its `id` member.
+    pub id_gone: Vec<bool>,
+    /// Item `i` gained `"summary": []`.
+    pub summary_added: Vec<bool>,
 }
 
-struct Run<'r, 'a> {
-    b: &'r ResponsesBody<'a>,
-    opts: &'r Options<'r>,
-    target: Target,
-    model: String,
-    repairing: bool,
-    st: State,
-    findings: Vec<Finding>,
-    changes: Vec<Change>,
-    acted: bool,
+/// What the Responses rules share: the body, its target, the policy, the items' state and what
+/// was found and changed.
+#[derive(Debug)]
+pub struct ResponsesCx<'b, 'a> {
+    /// The body.
+    pub body: &'b ResponsesBody<'a>,
+    /// Where it goes.
+    pub target: &'b Target,
+    /// How the target is judged.
+    pub judged: Judged,
+    /// The repair policy.
+    pub policy: &'b Policy,
+    /// True when repairs are made, not only findings.
+    pub repair: bool,
+    /// The items' state.
+    pub st: ItemState,
+    /// Findings and changes (the plan is written from `st` at the end).
+    pub out: WireOut,
+    /// True when this pass changed something.
+    pub acted: bool,
 }
 
-fn path(i: usize) -> String {
-    ResponsesBody::path(i)
-}
-
-impl<'r, 'a> Run<'r, 'a> {
-    fn new(b: &'r ResponsesBody<'a>, opts: &'r Options<'r>, repairing: bool) -> Self {
-        let model: Option<Cow<'_, str>> = opts.model.map(Cow::Borrowed).or_else(|| b.model());
-        let n = b.items.len();
-        Run {
-            b,
-            opts,
-            target: Target::for_model(model.as_deref()),
-            model: model.map(|m| m.into_owned()).unwrap_or_default(),
-            repairing,
-            st: State {
-                keep: vec![true; n],
-                id_gone: vec![false; n],
-                summary_added: vec![false; n],
-            },
-            findings: Vec::new(),
-            changes: Vec::new(),
-            acted: false,
-        }
+impl<'b, 'a> ResponsesCx<'b, 'a> {
+    /// The input.
+    pub fn src(&self) -> &'a str {
+        self.body.src
     }
 
-    fn pass(&mut self) {
-        if matches!(self.target.server, Server::OpenAi | Server::Xai) {
-            self.or13_no_reasoning_model();
-            self.or12_content();
-            self.or03_store_false();
-            self.or01_orphan_reasoning();
-        }
-        self.or05_pairing();
-        if matches!(self.target.server, Server::OpenAi | Server::Xai) {
-            self.or11_summary();
-        }
-        self.or14_duplicates();
+    /// The items.
+    pub fn items(&self) -> &'b [Item] {
+        &self.body.items
     }
 
-    /// How bad a finding of `rule` is on this target.
-    fn severity(&self, rule: RuleId) -> Severity {
-        match self.target.server {
-            Server::OpenAi => Severity::Error,
-            Server::Xai => Severity::Warning,
-            Server::DeepSeek if rule == RuleId::Or05 => Severity::Error,
-            Server::DeepSeek | Server::Other => Severity::Warning,
-        }
+    /// Item `i` (every index the rules use comes from `items`).
+    pub fn item(&self, i: usize) -> &'b Item {
+        &self.body.items[i]
     }
 
-    /// True when a finding of `rule` is repaired on this target.
-    fn repairs(&self, rule: RuleId) -> bool {
-        self.severity(rule) == Severity::Error
-    }
-
-    fn item(&self, i: usize) -> &'r Item {
-        &self.b.items[i]
-    }
-
-    fn text(&self, s: StrSpan) -> Cow<'a, str> {
-        s.decode(self.b.src)
+    /// The decoded text of a string.
+    pub fn text(&self, s: StrSpan) -> Cow<'a, str> {
+        s.decode(self.body.src)
     }
 
     /// The id item `i` still has.
-    fn id(&self, i: usize) -> Option<StrSpan> {
+    pub fn id(&self, i: usize) -> Option<StrSpan> {
         if self.st.id_gone[i] {
             None
         } else {
@@ -276,404 +146,130 @@ impl<'r, 'a> Run<'r, 'a> {
         }
     }
 
-    fn id_text(&self, i: usize) -> String {
+    /// The decoded `id` of item `i` as it came (`""` without one).
+    pub fn id_text(&self, i: usize) -> String {
         self.item(i)
             .id
             .map(|s| self.text(s).into_owned())
             .unwrap_or_default()
     }
 
-    fn next_kept(&self, i: usize) -> Option<usize> {
-        (i + 1..self.b.items.len()).find(|&j| self.st.keep[j])
+    /// The decoded `call_id` of item `i`.
+    pub fn call_id(&self, i: usize) -> Option<Cow<'a, str>> {
+        self.item(i).call_id.map(|c| self.text(c))
     }
 
-    fn prev_kept(&self, i: usize) -> Option<usize> {
+    /// The first kept item after `i`.
+    pub fn next_kept(&self, i: usize) -> Option<usize> {
+        (i + 1..self.body.items.len()).find(|&j| self.st.keep[j])
+    }
+
+    /// The last kept item before `i`.
+    pub fn prev_kept(&self, i: usize) -> Option<usize> {
         (0..i).rev().find(|&j| self.st.keep[j])
     }
 
-    fn kept(&self, kind: ItemKind) -> Vec<usize> {
-        (0..self.b.items.len())
+    /// The kept items of `kind`, in order.
+    pub fn kept(&self, kind: ItemKind) -> Vec<usize> {
+        (0..self.body.items.len())
             .filter(|&i| self.st.keep[i] && self.item(i).kind == kind)
             .collect()
     }
 
-    fn find(&mut self, rule: RuleId, i: usize, message: String, repair: Option<&str>) {
-        let repair = repair.filter(|_| self.repairs(rule)).map(str::to_owned);
-        self.findings.push(Finding {
-            rule,
-            severity: self.severity(rule),
-            path: path(i),
-            message_index: Some(i),
-            block_index: None,
-            message,
-            repair,
-        });
+    /// The severity of a finding of `rule` on this target.
+    pub fn severity(&self, rule: RuleId) -> Severity {
+        match self.judged {
+            Judged::OpenAi => Severity::Error,
+            Judged::PairingOnly if rule == RuleId::Or05 => Severity::Error,
+            _ => Severity::Warning,
+        }
     }
 
-    /// Removes item `i` whole (when repairing and the rule repairs on this target). A removed
-    /// reasoning item (or a reference to one) leaves the items it produced without it, so
-    /// their server ids go too (OR-02).
-    fn drop_item(&mut self, rule: RuleId, i: usize, reason: String) {
-        if !self.repairing || !self.repairs(rule) || !self.st.keep[i] {
+    /// True when a finding of `rule` is repaired on this target, in this run.
+    pub fn repairs(&self, rule: RuleId) -> bool {
+        self.repair && self.severity(rule) == Severity::Error
+    }
+
+    /// Reports a finding of `rule` about item `i`; `repair` is said only where it is made.
+    pub fn find(&mut self, rule: RuleId, i: usize, message: String, repair: Option<&str>) {
+        let severity = self.severity(rule);
+        let repair = repair
+            .filter(|_| severity == Severity::Error)
+            .map(str::to_owned);
+        self.out
+            .find(rule, severity, path(i), Some(i), message, repair);
+    }
+
+    /// Removes item `i` whole, under `rule`, when the rule repairs on this target. A reasoning
+    /// item goes with its fingerprint reported; a removed reasoning item (or reference to one)
+    /// is marked so OR-02 strips the ids of what it produced.
+    pub fn remove(&mut self, rule: RuleId, i: usize, reason: String) {
+        if !self.repairs(rule) || !self.st.keep[i] {
             return;
         }
         let it = self.item(i);
         self.st.keep[i] = false;
         self.acted = true;
         let reasoning = it.kind == ItemKind::Reasoning;
-        self.changes.push(Change {
+        let reference = it.kind == ItemKind::ItemReference
+            && it.id.is_some_and(|s| self.text(s).starts_with("rs_"));
+        self.st.reasoning_gone[i] = reasoning || reference;
+        self.out.changes.push(Change {
             rule,
             action: ChangeAction::RemovedBlock,
             path: path(i),
             reason,
-            fingerprint: reasoning.then(|| fingerprint(it.span.get(self.b.src))),
+            fingerprint: reasoning.then(|| fingerprint(it.span.get(self.body.src))),
         });
-        let reference_to_reasoning = it.kind == ItemKind::ItemReference
-            && it.id.is_some_and(|s| self.text(s).starts_with("rs_"));
-        if reasoning || reference_to_reasoning {
-            self.strip_successors(i);
-        }
     }
 
-    /// OR-02: strips the server id of each item reasoning item `i` produced (the function and
-    /// custom tool calls and assistant messages right after it), keeping `call_id`.
-    fn strip_successors(&mut self, i: usize) {
-        let mut j = i;
-        while let Some(k) = self.next_kept(j) {
-            let it = self.item(k);
-            let produced = matches!(it.kind, ItemKind::FunctionCall | ItemKind::CustomToolCall)
-                || (it.kind == ItemKind::Message && it.role == Some(Role::Assistant));
-            if !produced {
-                break;
-            }
-            if self.id(k).is_some() && it.member(self.b.src, "id").is_some() {
-                self.st.id_gone[k] = true;
-                self.acted = true;
-                let id = self.id_text(k);
-                self.changes.push(Change {
-                    rule: RuleId::Or02,
-                    action: ChangeAction::RemovedField,
-                    path: format!("{}.id", path(k)),
-                    reason: format!(
-                        "the reasoning item {} before `{id}` was removed; sent with its id, the item would be \"provided without its required 'reasoning' item\"; `call_id` and the rest stay",
-                        path(i)
-                    ),
-                    fingerprint: None,
-                });
-            }
-            j = k;
-        }
-    }
-
-    /// OR-13: reasoning items to a model without reasoning.
-    fn or13_no_reasoning_model(&mut self) {
-        if self.target.reasoning != Some(false) {
+    /// Strips the `id` member of item `i`, under `rule`.
+    pub fn strip_id(&mut self, rule: RuleId, i: usize, reason: String) {
+        if !self.repairs(rule)
+            || self.st.id_gone[i]
+            || self.item(i).member(self.src(), "id").is_none()
+        {
             return;
         }
-        for i in self.kept(ItemKind::Reasoning) {
-            let model = self.model.clone();
-            self.find(
-                RuleId::Or13,
-                i,
-                format!(
-                    "a reasoning item sent to {model}, a model without reasoning: \"Reasoning input items can only be provided to a reasoning or computer use model.\""
-                ),
-                Some("remove the reasoning item whole, and the ids of the items it produced"),
-            );
-            self.drop_item(
-                RuleId::Or13,
-                i,
-                format!("{model} takes no reasoning items (OR-13)"),
-            );
-        }
+        self.st.id_gone[i] = true;
+        self.acted = true;
+        self.out.changes.push(Change {
+            rule,
+            action: ChangeAction::RemovedField,
+            path: format!("{}.id", path(i)),
+            reason,
+            fingerprint: None,
+        });
     }
 
-    /// OR-12: non-empty `content` on a reasoning item sent to OpenAI.
-    fn or12_content(&mut self) {
-        for i in self.kept(ItemKind::Reasoning) {
-            let it = self.item(i);
-            if !it.content.is_non_empty() {
-                continue;
-            }
-            let len = match it.content {
-                ArrayField::Array { len, .. } => len,
-                _ => 1,
-            };
-            self.find(
-                RuleId::Or12,
-                i,
-                format!(
-                    "a reasoning item with `content` (another provider's reasoning text): \"Invalid '{}.content': array too long. Expected an array with maximum length 0, but got an array with length {len} instead.\"",
-                    path(i)
-                ),
-                Some("remove the reasoning item whole (its content is never edited)"),
-            );
-            self.drop_item(
-                RuleId::Or12,
-                i,
-                "OpenAI takes no reasoning `content`; the item is never edited, so it goes whole (OR-12)"
-                    .into(),
-            );
-        }
-    }
-
-    /// OR-03: with `store: false`, items only the server could resolve.
-    fn or03_store_false(&mut self) {
-        if self.b.store != Some(false) {
+    /// Adds `"summary": []` to reasoning item `i`, under `rule`, reported as lossy; nothing when
+    /// the policy turns stand-ins off.
+    pub fn add_empty_summary(&mut self, rule: RuleId, i: usize, reason: String) {
+        if !self.repairs(rule) || !self.policy.empty_stand_ins || self.st.summary_added[i] {
             return;
         }
-        for i in 0..self.b.items.len() {
-            if !self.st.keep[i] {
-                continue;
-            }
-            let it = self.item(i);
-            let Some(id) = it.id else { continue };
-            let id = self.text(id).into_owned();
-            let msg = format!(
-                "\"Item with id '{id}' not found. Items are not persisted when `store` is set to false.\""
-            );
-            match it.kind {
-                ItemKind::Reasoning if !it.encrypted.is_set() => {
-                    self.find(
-                        RuleId::Or03,
-                        i,
-                        format!("a reasoning item with an id and no `encrypted_content`: {msg}"),
-                        Some(
-                            "remove the reasoning item whole, and the ids of the items it produced",
-                        ),
-                    );
-                    self.drop_item(
-                        RuleId::Or03,
-                        i,
-                        format!("store is false and `{id}` has no encrypted_content: the server cannot resolve it (OR-03)"),
-                    );
-                }
-                ItemKind::ItemReference => {
-                    let reasoning = id.starts_with("rs_");
-                    self.find(
-                        RuleId::Or03,
-                        i,
-                        format!("an item_reference: {msg}"),
-                        reasoning.then_some(
-                            "remove the reference to the reasoning item, and the ids of the items it produced",
-                        ),
-                    );
-                    if reasoning {
-                        self.drop_item(
-                            RuleId::Or03,
-                            i,
-                            format!("store is false: the reasoning item `{id}` cannot be referenced (OR-03)"),
-                        );
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// OR-01: a reasoning item with an id not immediately followed by the item it produced.
-    fn or01_orphan_reasoning(&mut self) {
-        for i in self.kept(ItemKind::Reasoning) {
-            if self.item(i).id.is_none() {
-                continue;
-            }
-            let next = self.next_kept(i);
-            let why = match next {
-                None => Some("it is the last item".to_owned()),
-                Some(j) => {
-                    let n = self.item(j);
-                    if n.kind == ItemKind::Reasoning {
-                        Some(format!("{} is another reasoning item", path(j)))
-                    } else if n.is_client_input() {
-                        Some(format!("{} is not model output", path(j)))
-                    } else if self.b.store != Some(false)
-                        && n.kind == ItemKind::Message
-                        && n.role == Some(Role::Assistant)
-                        && self.id(j).is_none()
-                    {
-                        Some(format!(
-                            "{} is an assistant message without its `msg_` id, which the server cannot tie to it",
-                            path(j)
-                        ))
-                    } else {
-                        None
-                    }
-                }
-            };
-            let Some(why) = why else { continue };
-            let id = self.id_text(i);
-            self.find(
-                RuleId::Or01,
-                i,
-                format!(
-                    "\"Item '{id}' of type 'reasoning' was provided without its required following item.\" ({why})"
-                ),
-                Some("remove the orphan reasoning item whole"),
-            );
-            self.drop_item(
-                RuleId::Or01,
-                i,
-                format!("`{id}` is not followed by the item it produced ({why}) (OR-01)"),
-            );
-        }
-    }
-
-    /// OR-05: function calls and their outputs, paired by `call_id`.
-    fn or05_pairing(&mut self) {
-        let calls = self.kept(ItemKind::FunctionCall);
-        let outputs = self.kept(ItemKind::FunctionCallOutput);
-        let call_id = |r: &Self, i: usize| r.item(i).call_id.map(|c| r.text(c));
-        if !self.b.has_server_history() {
-            for &o in &outputs {
-                let Some(cid) = call_id(self, o) else {
-                    continue;
-                };
-                if calls.iter().any(|&c| call_id(self, c) == Some(cid.clone())) {
-                    continue;
-                }
-                self.find(
-                    RuleId::Or05,
-                    o,
-                    format!("\"No tool call found for function call output with call_id {cid}.\""),
-                    Some("remove the output that answers no call"),
-                );
-                self.drop_item(
-                    RuleId::Or05,
-                    o,
-                    format!("no function_call with call_id `{cid}` in the input (OR-05)"),
-                );
-            }
-        }
-        for &c in &calls {
-            if !self.st.keep[c] {
-                continue;
-            }
-            let Some(cid) = call_id(self, c) else {
-                continue;
-            };
-            let answer = outputs
-                .iter()
-                .copied()
-                .find(|&o| o > c && self.st.keep[o] && call_id(self, o) == Some(cid.clone()));
-            match answer {
-                None => {
-                    self.find(
-                        RuleId::Or05,
-                        c,
-                        format!("\"No tool output found for function call {cid}.\""),
-                        Some("remove the unanswered call, and the reasoning item right before it when the call was all it produced"),
-                    );
-                    if !(self.repairing && self.repairs(RuleId::Or05)) {
-                        continue;
-                    }
-                    let before = self
-                        .prev_kept(c)
-                        .filter(|&p| self.item(p).kind == ItemKind::Reasoning);
-                    self.drop_item(
-                        RuleId::Or05,
-                        c,
-                        format!(
-                            "no function_call_output answers `{cid}` (OR-05); no output is made up"
-                        ),
-                    );
-                    if let Some(p) = before {
-                        let produced_more = self
-                            .next_kept(p)
-                            .is_some_and(|n| self.item(n).is_model_output());
-                        if !produced_more {
-                            self.drop_item(
-                                RuleId::Or05,
-                                p,
-                                format!("the reasoning item produced only the unanswered call `{cid}`, removed with it (OR-05)"),
-                            );
-                        }
-                    }
-                }
-                Some(o) if self.target.server == Server::DeepSeek => {
-                    let between = (c + 1..o)
-                        .find(|&m| self.st.keep[m] && self.item(m).kind == ItemKind::Message);
-                    if let Some(m) = between {
-                        self.find(
-                            RuleId::Or05,
-                            c,
-                            format!(
-                                "DeepSeek: \"No tool output found for tool call {cid}.\" (the message {} comes between the call and its output {})",
-                                path(m),
-                                path(o)
-                            ),
-                            None,
-                        );
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-    }
-
-    /// OR-11: a reasoning item without `summary`.
-    fn or11_summary(&mut self) {
-        for i in self.kept(ItemKind::Reasoning) {
-            if self.item(i).summary.is_present() || self.st.summary_added[i] {
-                continue;
-            }
-            let fix = self.opts.empty_summary;
-            self.find(
-                RuleId::Or11,
-                i,
-                format!("\"Missing required parameter: '{}.summary'.\"", path(i)),
-                fix.then_some(
-                    "add `\"summary\": []`, the provider's empty stand-in (lossy: the model sees no summary for this item)",
-                ),
-            );
-            if fix && self.repairing && self.repairs(RuleId::Or11) {
-                self.st.summary_added[i] = true;
-                self.acted = true;
-                self.changes.push(Change {
-                    rule: RuleId::Or11,
-                    action: ChangeAction::AddedField,
-                    path: format!("{}.summary", path(i)),
-                    reason: "lossy: the reasoning item had no `summary`, which the API requires; `[]` is the documented empty stand-in, the item's own members are unchanged (OR-11)".into(),
-                    fingerprint: None,
-                });
-            }
-        }
-    }
-
-    /// OR-14: with `previous_response_id`, an item id sent twice.
-    fn or14_duplicates(&mut self) {
-        if self.b.previous_response_id.is_none() || self.target.server != Server::OpenAi {
-            return;
-        }
-        let mut seen: HashSet<Cow<'a, str>> = HashSet::new();
-        for i in 0..self.b.items.len() {
-            if !self.st.keep[i] {
-                continue;
-            }
-            let Some(id) = self.id(i) else { continue };
-            let id = self.text(id);
-            if !seen.insert(id.clone()) {
-                self.find(
-                    RuleId::Or14,
-                    i,
-                    format!("\"Duplicate item found with id {id}. Remove duplicate items from your input and try again.\""),
-                    None,
-                );
-            }
-        }
+        self.st.summary_added[i] = true;
+        self.acted = true;
+        self.out.changes.push(Change {
+            rule,
+            action: ChangeAction::LossyStandIn,
+            path: format!("{}.summary", path(i)),
+            reason,
+            fingerprint: None,
+        });
     }
 
     /// The plan of the state reached.
     fn plan(&self) -> Plan {
         let mut plan = Plan::default();
-        let n = self.b.items.len();
-        for i in 0..n {
-            let it = self.item(i);
+        let n = self.body.input_at.elems.len();
+        for (i, it) in self.body.items.iter().enumerate() {
             if !self.st.keep[i] {
                 plan.remove_item(n, i);
                 continue;
             }
             if self.st.id_gone[i]
-                && let Some(k) = it.member(self.b.src, "id")
+                && let Some(k) = it.member(self.body.src, "id")
                 && let Some(e) = Edit::remove_member(&it.members, k)
             {
                 plan.edit(i, e);
@@ -686,55 +282,168 @@ impl<'r, 'a> Run<'r, 'a> {
     }
 }
 
+/// The location of item `i`.
+pub fn path(i: usize) -> String {
+    ResponsesBody::path(i)
+}
+
 fn summary_edit(it: &Item) -> Edit {
     Edit::add_member(it.span, &it.members, "summary", "[]")
 }
 
-/// Checks that the output's reasoning items are the input's kept ones, byte for byte (with
-/// OR-11's `summary` added where it was).
-fn verify(b: &ResponsesBody<'_>, st: &State, out: &str) -> Result<(), GuardViolation> {
-    let o = rv::read(out).map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
-    let mut expect: Vec<String> = Vec::new();
-    let mut removed: Option<usize> = None;
-    for (i, it) in b.items.iter().enumerate() {
+/// True for an item a reasoning item produces and that may carry a server id the server ties
+/// to it: a function or custom tool call, an assistant message.
+pub fn produced_with_id(it: &Item) -> bool {
+    matches!(it.kind, ItemKind::FunctionCall | ItemKind::CustomToolCall)
+        || (it.kind == ItemKind::Message && it.role == Some(Role::Assistant))
+}
+
+/// Runs every Responses rule over `body` for `target`: one pass when checking; when repairing,
+/// passes over the items' state until one changes nothing, then the plan.
+pub fn run(body: &ResponsesBody<'_>, target: &Target, policy: &Policy, repair: bool) -> WireOut {
+    let n = body.items.len();
+    let mut cx = ResponsesCx {
+        body,
+        target,
+        judged: Judged::of(target),
+        policy,
+        repair,
+        st: ItemState {
+            keep: vec![true; n],
+            reasoning_gone: vec![false; n],
+            id_gone: vec![false; n],
+            summary_added: vec![false; n],
+        },
+        out: WireOut::default(),
+        acted: false,
+    };
+    for _ in 0..=n {
+        cx.out.findings.clear();
+        cx.acted = false;
+        let openai_rules = matches!(cx.judged, Judged::OpenAi | Judged::Lenient);
+        if openai_rules {
+            or13_no_reasoning_model::run(&mut cx);
+            or12_reasoning_content::run(&mut cx);
+            or03_store_false::run(&mut cx);
+            or01_orphan_reasoning::run(&mut cx);
+        }
+        or05_call_pairing::run(&mut cx);
+        if openai_rules {
+            or02_item_ids::run(&mut cx);
+            or11_reasoning_summary::run(&mut cx);
+            or14_duplicate_ids::run(&mut cx);
+        }
+        if !cx.acted {
+            break;
+        }
+    }
+    cx.out.plan = cx.plan();
+    cx.out
+}
+
+/// Checks a repaired Responses body against its input: every reasoning item of `out` is one of
+/// `src`'s byte for byte (or one that had no `summary` with `"summary":[]` added, OR-11), each
+/// used once, and the input's reasoning items missing from `out` are no more than `removed`
+/// (the removals reported with a fingerprint).
+///
+/// # Errors
+/// [`GuardViolation::Altered`] for a reasoning item of `out` that is none of the input's,
+/// [`GuardViolation::Unreported`] when more went than were reported, and
+/// [`GuardViolation::Unreadable`] when `out` does not read.
+pub fn verify(src: &str, out: &str, removed: usize) -> Result<(), GuardViolation> {
+    let input = rv::read(src).map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+    let output = rv::read(out).map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
+    // Each input reasoning item as it came, and as OR-11 may have left it.
+    let mut pool: Vec<(usize, String, Option<String>)> = Vec::new();
+    for (i, it) in input.items.iter().enumerate() {
         if it.kind != ItemKind::Reasoning {
             continue;
         }
-        if !st.keep[i] {
-            removed.get_or_insert(i);
+        let with_summary = (!it.summary.is_present()).then(|| {
+            let mut s = String::new();
+            splice_into(src, it.span, &mut [summary_edit(it)], &mut s);
+            s
+        });
+        pool.push((i, it.span.get(src).to_owned(), with_summary));
+    }
+    for (j, it) in output.items.iter().enumerate() {
+        if it.kind != ItemKind::Reasoning {
             continue;
         }
-        let mut s = String::new();
-        if st.summary_added[i] {
-            splice_into(b.src, it.span, &mut [summary_edit(it)], &mut s);
-        } else {
-            s.push_str(it.span.get(b.src));
-        }
-        expect.push(s);
-    }
-    let got: Vec<(usize, &str)> = o
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(_, it)| it.kind == ItemKind::Reasoning)
-        .map(|(j, it)| (j, it.span.get(out)))
-        .collect();
-    for (j, raw) in &got {
-        if let Some(k) = expect.iter().position(|e| e == raw) {
-            expect.swap_remove(k);
-        } else {
-            return Err(GuardViolation::Altered {
-                path: path(*j),
-                fingerprint: fingerprint(raw),
-            });
+        let raw = it.span.get(out);
+        let hit = pool
+            .iter()
+            .position(|(_, a, b)| a == raw || b.as_deref() == Some(raw));
+        match hit {
+            Some(k) => {
+                pool.remove(k);
+            }
+            None => {
+                return Err(GuardViolation::Altered {
+                    path: path(j),
+                    fingerprint: fingerprint(raw),
+                });
+            }
         }
     }
-    if let Some(first) = expect.first() {
+    if pool.len() > removed
+        && let Some((i, raw, _)) = pool.first()
+    {
         return Err(GuardViolation::Unreported {
-            missing: expect.len(),
-            first_path: removed.map(path).unwrap_or_default(),
-            fingerprint: fingerprint(first),
+            missing: pool.len() - removed,
+            first_path: path(*i),
+            fingerprint: fingerprint(raw),
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_judged_by_their_provider() {
+        for (model, judged, no_reasoning) in [
+            (Some("gpt-5"), Judged::OpenAi, false),
+            (Some("gpt-4.1-mini"), Judged::OpenAi, true),
+            (Some("openai/gpt-4o"), Judged::OpenAi, true),
+            (Some("gpt-5-chat-latest"), Judged::OpenAi, true),
+            (Some("o4-mini"), Judged::OpenAi, false),
+            (None, Judged::OpenAi, false),
+            (Some("grok-4"), Judged::Lenient, false),
+            (Some("deepseek-v4-flash"), Judged::PairingOnly, false),
+            (Some("my-finetune"), Judged::PairingWarned, false),
+        ] {
+            let t = Target::new(model, None);
+            assert_eq!(Judged::of(&t), judged, "{model:?}");
+            assert_eq!(without_reasoning(&t), no_reasoning, "{model:?}");
+        }
+    }
+
+    #[test]
+    fn the_guard_refuses_altered_and_unreported_reasoning() {
+        let src = r#"{"input":[{"type":"reasoning","id":"rs_1","encrypted_content":"gA"},{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"}]}"#;
+        let same = verify(src, src, 0);
+        assert!(same.is_ok(), "{same:?}");
+        let summary = src.replacen(r#""gA"}"#, r#""gA","summary":[]}"#, 1);
+        assert!(verify(src, &summary, 0).is_ok());
+        let altered = src.replacen("gB", "gC", 1);
+        assert!(matches!(
+            verify(src, &altered, 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+        let one =
+            r#"{"input":[{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"}]}"#;
+        assert!(matches!(
+            verify(src, one, 0),
+            Err(GuardViolation::Unreported { missing: 1, .. })
+        ));
+        assert!(verify(src, one, 1).is_ok());
+        let twice = r#"{"input":[{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"},{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"}]}"#;
+        assert!(matches!(
+            verify(src, twice, 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+    }
 }

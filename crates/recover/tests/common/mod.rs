@@ -14,11 +14,13 @@ pub struct Item {
     /// Where it was seen: `owner/repo#N` or the GitHub URL of the thread.
     pub source: String,
     /// HTTP status as reported.
+    #[allow(dead_code)]
     pub status: Option<u16>,
     /// Upstream provider as far as the source shows.
     #[allow(dead_code)]
     pub provider: String,
     /// The error text as it appeared.
+    #[allow(dead_code)]
     pub body: String,
     /// The expected kind.
     #[allow(dead_code)]
@@ -98,6 +100,7 @@ pub fn split_of(thread: &str) -> Split {
 }
 
 /// Every item of every `corpus/errors/*.jsonl` file.
+#[allow(dead_code)]
 pub fn corpus() -> Vec<Item> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/errors");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
