@@ -40,7 +40,7 @@ pub fn run(cx: &mut ResponsesCx<'_, '_>) {
                     format!(
                         "the reasoning item {} before `{id}` was removed; sent with its id, the \
                          item would be \"provided without its required 'reasoning' item\"; \
-                         `call_id` and the rest stay",
+                         the rest of the item stays (a call keeps its `call_id`)",
                         path(i)
                     ),
                 );
