@@ -111,6 +111,25 @@ rule_ids! {
     Gm12 = "GM-12", "Gemini: a role other than user or model";
     /// Gemini: a content with no parts, or an empty part.
     Gm13 = "GM-13", "Gemini: a content without parts, or an empty part";
+    /// OpenAI Responses: a reasoning item sent with its `id` is not immediately followed by the
+    /// item it produced.
+    Or01 = "OR-01", "Responses: a reasoning item without its following item";
+    /// OpenAI Responses: an item sent with its server id (`fc_`, `msg_`) whose reasoning item is
+    /// gone.
+    Or02 = "OR-02", "Responses: an item with its id but without its reasoning item";
+    /// OpenAI Responses: with `store: false`, an item only the server could resolve (a
+    /// reasoning item with an `rs_` id and no `encrypted_content`, an `item_reference`).
+    Or03 = "OR-03", "Responses: an item the server cannot resolve under store:false";
+    /// OpenAI Responses: a function call without its output, or an output without its call.
+    Or05 = "OR-05", "Responses: function calls and outputs do not pair up";
+    /// OpenAI Responses: a reasoning item without `summary`.
+    Or11 = "OR-11", "Responses: a reasoning item without summary";
+    /// OpenAI Responses: a reasoning item with non-empty `content`, sent to OpenAI.
+    Or12 = "OR-12", "Responses: a reasoning item with content, sent to OpenAI";
+    /// OpenAI Responses: reasoning items sent to a model without reasoning.
+    Or13 = "OR-13", "Responses: reasoning items to a model without reasoning";
+    /// OpenAI Responses: with `previous_response_id`, an item id sent twice.
+    Or14 = "OR-14", "Responses: a duplicate item id with previous_response_id";
     /// Thinking requested on a model without thinking.
     Cfg01 = "CFG-01", "thinking requested on a model that has none";
     /// Manual thinking (`enabled`) on a model that accepts only adaptive thinking.

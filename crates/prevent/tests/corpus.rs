@@ -43,8 +43,9 @@ fn accepted_requests() -> Vec<PathBuf> {
         .filter(|f| {
             f["kind"] == "request"
                 && f["api_accepted"] == true
-                // The families read so far; Responses and Converse join as their readers do.
-                && ["messages", "gemini", "chat", "converse"].contains(&f["api"].as_str().unwrap_or("messages"))
+                // Every family of ../shared/real-traffic.
+                && ["messages", "gemini", "chat", "responses", "converse"]
+                    .contains(&f["api"].as_str().unwrap_or("messages"))
         })
         .filter_map(|f| f["file"].as_str().map(|p| dir.join(p)))
         .collect()

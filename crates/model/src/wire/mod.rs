@@ -16,6 +16,7 @@
 
 pub mod chat;
 pub mod converse;
+pub mod responses;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

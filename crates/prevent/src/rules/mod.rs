@@ -63,6 +63,14 @@ pub mod oa01_tool_answers;
 pub mod oa02_orphan_tool;
 pub mod oa03_empty_assistant;
 pub mod oa07_openai_reasoning_fields;
+pub mod or01_orphan_reasoning;
+pub mod or02_item_ids;
+pub mod or03_store_false;
+pub mod or05_call_pairing;
+pub mod or11_reasoning_summary;
+pub mod or12_reasoning_content;
+pub mod or13_no_reasoning_model;
+pub mod or14_duplicate_ids;
 
 use turnkeeper_model::Format;
 
@@ -293,6 +301,9 @@ pub struct WireRule {
 
 const CHAT: &[Format] = &[Format::Chat];
 const CONVERSE: &[Format] = &[Format::Converse];
+const RESPONSES: &[Format] = &[Format::Responses];
+/// OpenAI's Responses rules: errors for OpenAI (and a body naming no model), warnings for xAI.
+const OPENAI_RESPONSES: &[Provider] = &[Provider::OpenAi, Provider::Xai];
 
 /// Every rule of the OpenAI-style families, in running order.
 pub const WIRE_RULES: &[WireRule] = &[
@@ -343,6 +354,62 @@ pub const WIRE_RULES: &[WireRule] = &[
         ids: &[RuleId::Oa07],
         formats: CHAT,
         providers: &[Provider::OpenAi],
+        fix: Fix::None,
+    },
+    WireRule {
+        file: "or13_no_reasoning_model",
+        ids: &[RuleId::Or13],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or12_reasoning_content",
+        ids: &[RuleId::Or12],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or03_store_false",
+        ids: &[RuleId::Or03],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or01_orphan_reasoning",
+        ids: &[RuleId::Or01],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or05_call_pairing",
+        ids: &[RuleId::Or05],
+        formats: RESPONSES,
+        providers: &[],
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or02_item_ids",
+        ids: &[RuleId::Or02],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or11_reasoning_summary",
+        ids: &[RuleId::Or11],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Lossy,
+    },
+    WireRule {
+        file: "or14_duplicate_ids",
+        ids: &[RuleId::Or14],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
         fix: Fix::None,
     },
     WireRule {

@@ -17,6 +17,7 @@
 
 pub mod chat;
 pub mod converse;
+pub mod responses;
 
 use std::borrow::Cow;
 
@@ -124,7 +125,9 @@ pub fn provider_of(model: &str) -> (Provider, Option<String>) {
         .trim_start_matches("us.")
         .trim_start_matches("eu.")
         .trim_start_matches("apac.")
-        .trim_start_matches("global.");
+        .trim_start_matches("global.")
+        // Bedrock's OpenAI-compatible endpoint names OpenAI's models `openai.gpt-5.6-luna`.
+        .trim_start_matches("openai.");
     let p = if bare.contains("claude") {
         Provider::Anthropic
     } else if bare.starts_with("deepseek") {
@@ -233,6 +236,17 @@ fn pass(
             };
             Ok((out, new))
         }
+        Format::Responses => {
+            let body = turnkeeper_model::wire::responses::read(src)?;
+            let target = target_of(body.model(), opts);
+            let out = responses::run(&body, &target, &opts.policy, repair);
+            let new = if repair {
+                turnkeeper_model::wire::render(src, &body.input_at, clone_plan(&out.plan))
+            } else {
+                None
+            };
+            Ok((out, new))
+        }
         other => Err(ModelError::NotTranscript { format: other }),
     }
 }
@@ -283,6 +297,7 @@ pub fn repair_wire<'a>(
             }
             _ => {
                 report.findings_left = out.findings;
+                guard(src, current.as_deref(), format, &report)?;
                 return Ok(Repaired {
                     body: match current {
                         Some(b) => Cow::Owned(b),
@@ -295,6 +310,7 @@ pub fn repair_wire<'a>(
     }
     let text = current.as_deref().unwrap_or(src);
     report.findings_left = check_wire(text, format, opts)?;
+    guard(src, current.as_deref(), format, &report)?;
     Ok(Repaired {
         body: match current {
             Some(b) => Cow::Owned(b),
@@ -302,6 +318,28 @@ pub fn repair_wire<'a>(
         },
         report,
     })
+}
+
+/// Checks a repaired body's reasoning against the input's, for the formats whose reasoning is
+/// items of their own (Responses: [`responses::verify`]); fails closed.
+fn guard(
+    src: &str,
+    out: Option<&str>,
+    format: Format,
+    report: &Report,
+) -> Result<(), PreventError> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    if format == Format::Responses {
+        let removed = report
+            .changes
+            .iter()
+            .filter(|c| c.fingerprint.is_some())
+            .count();
+        responses::verify(src, out, removed)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -320,6 +358,7 @@ mod tests {
             ("kimi-k2-thinking", Provider::Kimi, None),
             ("moonshotai/kimi-k2.6", Provider::Kimi, Some("moonshotai")),
             ("gpt-5-mini", Provider::OpenAi, None),
+            ("openai.gpt-5.6-luna", Provider::OpenAi, None),
             ("o3", Provider::OpenAi, None),
             (
                 "google/gemini-3-pro-preview",
