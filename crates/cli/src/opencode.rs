@@ -198,8 +198,17 @@ fn describe_target(c: &SessionCheck) -> String {
     if c.target.is_anthropic() {
         format!("for {goes_to} as its next request")
     } else {
+        let own = if c
+            .findings
+            .iter()
+            .any(|f| f.finding.path.starts_with("chat request "))
+        {
+            "checked as the Chat Completions request OpenCode sends it, under that provider's rules (`chat request ...`); "
+        } else {
+            ""
+        };
         format!(
-            "for its next request to {goes_to} (not Anthropic: no Anthropic rule applies; warnings say what breaks if it is switched to {})",
+            "for its next request to {goes_to} ({own}not Anthropic: no Anthropic rule applies; the `if this session is switched` warnings say what breaks if it is switched to {})",
             c.model.as_deref().unwrap_or("Claude")
         )
     }

@@ -24,6 +24,7 @@
 //! ```
 
 pub mod change;
+pub mod chat;
 pub mod convert;
 pub mod error;
 pub mod session;

@@ -295,12 +295,114 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         }
     })
     .collect();
+    let mut findings = findings;
+    if let Some(own) = provider_findings(session, &target, opts)? {
+        // The real target's verdict first; the switch-to-Claude warnings after it.
+        let mut all = own;
+        all.append(&mut findings);
+        findings = all;
+    }
     Ok(SessionCheck {
         request,
         findings,
         model,
         target,
     })
+}
+
+/// The providers whose OpenCode sessions go out as Chat Completions requests: everything but
+/// Anthropic, OpenAI and Azure (Responses), Google (Gemini), Bedrock (Converse) and GitHub
+/// Copilot, whose wires OpenCode writes otherwise.
+fn speaks_chat(provider: Option<&str>) -> bool {
+    let p = provider.unwrap_or("").to_ascii_lowercase();
+    !p.is_empty()
+        && ![
+            "anthropic",
+            "openai",
+            "azure",
+            "google",
+            "google-vertex",
+            "google-vertex-anthropic",
+            "amazon-bedrock",
+            "github-copilot",
+        ]
+        .contains(&p.as_str())
+}
+
+/// Providers that route to other vendors' APIs under `vendor/model` ids and may translate
+/// reasoning themselves (OpenRouter's `reasoning_details`). OpenCode Zen (`opencode`) is one: the
+/// real Kimi K2.6 session in `../shared/real-stores/opencode/aiand-*` went on after Zen was sent
+/// tool-call turns without `reasoning_content`, which Moonshot's own API rejects.
+const ROUTERS: &[&str] = &[
+    "openrouter",
+    "opencode",
+    "vercel",
+    "requesty",
+    "helicone",
+    "litellm",
+];
+
+/// The session checked as the Chat request OpenCode really sends its OpenAI-compatible target,
+/// under that provider's own rules, with each finding traced to the OpenCode message and part;
+/// `None` when the target is not an OpenAI-compatible provider (see [`speaks_chat`]).
+fn provider_findings(
+    session: &Session,
+    target: &Target,
+    opts: &Options<'_>,
+) -> Result<Option<Vec<SessionFinding>>, ModelError> {
+    use turnkeeper_model::opencode::chat::{Interleaved, to_chat_request};
+    if target.is_anthropic() || !speaks_chat(target.provider.as_deref()) {
+        return Ok(None);
+    }
+    let Some(model) = target.model.as_deref() else {
+        return Ok(None);
+    };
+    let provider = target
+        .provider
+        .as_deref()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    // A gateway that relays to the vendor (OpenCode Zen, the vendor's own endpoint) is judged
+    // by the vendor's rules: its model id is read without the vendor prefix. A router keeps it.
+    let checked = if ROUTERS.contains(&provider.as_str()) {
+        model.to_owned()
+    } else {
+        model.rsplit('/').next().unwrap_or(model).to_owned()
+    };
+    let request = to_chat_request(session, model, Interleaved::for_model(model));
+    let wire_opts = Options {
+        model: Some(checked),
+        ..opts.clone()
+    };
+    let found = crate::wire::check_wire(&request.body, Format::Chat, &wire_opts)?;
+    Ok(Some(
+        found
+            .into_iter()
+            .map(|mut f| {
+                let i = f.message_index;
+                let message_id = i.and_then(|i| request.message_ids.get(i).cloned().flatten());
+                let call = f
+                    .path
+                    .split("tool_calls[")
+                    .nth(1)
+                    .and_then(|r| r.split(']').next())
+                    .and_then(|n| n.parse::<usize>().ok());
+                let part_id = i.and_then(|i| {
+                    let parts = request.parts.get(i)?;
+                    parts.get(call.unwrap_or(0)).map(|p| p.part_id.clone())
+                });
+                f.path = format!("chat request {}", f.path);
+                // Paths and indexes are the Chat request's, not the Anthropic one's.
+                f.message_index = None;
+                f.block_index = None;
+                SessionFinding {
+                    finding: f,
+                    message_id,
+                    part_id,
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// Why an OpenCode export could not be checked.

@@ -10,10 +10,12 @@
 //! reasoning_content on every assistant message, but assistant message at index N is missing
 //! reasoning_content` (MoonshotAI/kimi-cli PR #2498).
 //!
-//! When it applies: the target is Kimi directly (through a router such as OpenRouter, reasoning
-//! travels as `reasoning_details` and the router translates: recorded real traffic,
-//! `real-traffic/openai-chat/fantasy--TestOpenRouterCommon-kimi-*`, is accepted without the
-//! field) and thinking is on: the body's or the options'
+//! When it applies: the target is Kimi and thinking is on. Through a router or gateway
+//! (`moonshotai/kimi-*` on OpenRouter, OpenCode Zen) the finding is a warning with no repair:
+//! reasoning travels as `reasoning_details` there and the router translates (recorded real
+//! traffic, `real-traffic/openai-chat/fantasy--TestOpenRouterCommon-kimi-*`, is accepted without
+//! the field, and so were such turns of the real OpenCode Zen session in
+//! `real-stores/opencode/aiand-*`): the body's or the options'
 //! `thinking` says so, or the model thinks by default (`*-thinking`, K2.5 and later, K3), or
 //! the body replays `reasoning_content` on some assistant message.
 //!
@@ -29,16 +31,16 @@ use crate::id::RuleId;
 use crate::wire::Provider;
 use crate::wire::chat::ChatCx;
 
-/// True when Kimi thinking is on for this body.
+/// True when Kimi thinking is on for this body: the setting when the body or the options give
+/// one; else the model's default (the thinking models: `*-thinking`, K2.5 and later, K3, Kimi
+/// for Coding; off for the K2 instruct models and `moonshot-v1`); for an id of neither kind, the
+/// body's own evidence (some assistant message replays `reasoning_content`).
 fn thinking_on(cx: &ChatCx<'_, '_>) -> bool {
     if let Some(on) = cx.thinking_setting() {
         return on;
     }
-    if cx.replays_reasoning() {
-        return true;
-    }
     let m = cx.target.bare_model();
-    m.contains("thinking")
+    if m.contains("thinking")
         || [
             "kimi-k2.5",
             "kimi-k2.6",
@@ -48,13 +50,30 @@ fn thinking_on(cx: &ChatCx<'_, '_>) -> bool {
         ]
         .iter()
         .any(|p| m.starts_with(p))
+    {
+        return true;
+    }
+    if [
+        "kimi-k2-0",
+        "kimi-k2-turbo",
+        "kimi-k2-instruct",
+        "kimi-latest",
+        "moonshot-v1",
+    ]
+    .iter()
+    .any(|p| m.starts_with(p))
+    {
+        return false;
+    }
+    cx.replays_reasoning()
 }
 
 /// Runs KM-01 (and KM-06).
 pub fn run(cx: &mut ChatCx<'_, '_>) {
-    if !cx.is(Provider::Kimi) || cx.target.routed.is_some() || !thinking_on(cx) {
+    if !cx.is(Provider::Kimi) || !thinking_on(cx) {
         return;
     }
+    let routed = cx.target.routed.is_some();
     let keep_all = cx
         .body
         .thinking_keep
@@ -78,6 +97,20 @@ pub fn run(cx: &mut ChatCx<'_, '_>) {
         } else {
             continue;
         };
+        if routed {
+            cx.find(
+                RuleId::Km01,
+                Severity::Warning,
+                i,
+                format!("messages[{i}]"),
+                format!(
+                    "Kimi's own API rejects this ({text}); {} may translate it",
+                    cx.provider_name()
+                ),
+                None,
+            );
+            continue;
+        }
         cx.find(
             RuleId::Km01,
             Severity::Error,

@@ -125,7 +125,11 @@ impl<'b, 'a> ChatCx<'b, 'a> {
     /// The provider's name for messages, with the router when there is one.
     pub fn provider_name(&self) -> String {
         match &self.target.routed {
-            Some(r) => format!("{} (through `{r}/`)", self.target.provider.name()),
+            Some(_) => format!(
+                "{} behind a router or gateway (model id {:?})",
+                self.target.provider.name(),
+                self.target.model.as_deref().unwrap_or_default()
+            ),
             None => self.target.provider.name().to_owned(),
         }
     }
