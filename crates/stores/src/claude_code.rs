@@ -297,14 +297,23 @@ fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), WriteError> {
     write_atomic(&dir.join(MANIFEST), text.as_bytes())
 }
 
-/// The file's directory, name and session id (its stem, which must be a safe id).
+/// The file's directory (resolved: the backup is confined to it, which compares resolved
+/// paths, so a relative `--file` or one under a symbolic link works), name and session id (its
+/// stem, which must be a safe id).
 fn parts(file: &Path) -> Result<(PathBuf, String, String), WriteError> {
     let dir = file
         .parent()
-        .map(Path::to_owned)
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
         .ok_or_else(|| WriteError::OutsideRoot {
             path: file.to_owned(),
         })?;
+    let dir = fs::canonicalize(dir).map_err(io_err(dir))?;
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
