@@ -13,7 +13,9 @@
 //!   results paired, no empty message or text block, role order) are errors on every backend,
 //!   and [`plan`] repairs them on every backend. Other providers reject the same damage (MiniMax:
 //!   `tool result's tool id(…) not found (2013)`; Kimi: `content or tool_calls must be set`;
-//!   api-rules-2026-11.md MM-01, KM-04);
+//!   api-rules-2026-11.md MM-01, KM-04). A whitespace-only text block is the exception: Anthropic
+//!   itself accepts one in places and other backends are not known to reject it, so on them it
+//!   is a warning;
 //! - Anthropic's other rules (signatures, thinking order and retention, request settings) are
 //!   Anthropic's alone: on a backend whose own rules turnkeeper does not know they are warnings
 //!   of what breaks if the session is sent to Claude, and nothing is repaired for them. MiniMax
@@ -66,17 +68,29 @@ pub enum Judged {
 }
 
 impl Judged {
-    /// How a finding of `rule` is judged for `target`.
-    pub fn of(rule: RuleId, target: &Target) -> Judged {
+    /// How `finding` is judged for `target`.
+    pub fn of(finding: &Finding, target: &Target) -> Judged {
         if target.is_anthropic() {
             Judged::Target
-        } else if any_backend(rule) {
+        } else if judged_on_any_backend(finding) {
             Judged::AnyBackend
         } else {
             Judged::IfSentToClaude
         }
     }
 }
+
+/// True when `finding` is damage every provider rejects: a rule [`any_backend`] names, except a
+/// whitespace-only text block (AN-05 on `"\n\n"`), which Anthropic itself accepts in places
+/// (adaptive lead-ins) and other backends are not known to reject; an empty one is judged on
+/// every backend.
+fn judged_on_any_backend(finding: &Finding) -> bool {
+    any_backend(finding.rule)
+        && !(finding.rule == RuleId::An05 && finding.message.contains(WHITESPACE_TEXT))
+}
+
+/// How AN-05 words a whitespace-only (not empty) text block.
+const WHITESPACE_TEXT: &str = "a whitespace-only text block";
 
 /// A finding on a Claude Code session, with the line it points at.
 #[derive(Debug, Clone, Serialize)]
@@ -136,14 +150,21 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         model.as_deref(),
         thinking_for(opts, model.as_deref()),
     );
-    let mut findings = store_findings(session);
+    let mut findings = store_findings(
+        session,
+        if target.is_anthropic() {
+            Judged::Target
+        } else {
+            Judged::AnyBackend
+        },
+    );
     let rules = check_stored_request(
         &request.body,
         &target,
         model.as_deref(),
         opts,
         "sent to",
-        any_backend,
+        judged_on_any_backend,
     )?;
     findings.extend(rules.into_iter().map(|f| {
         // A finding on the appended prompt (a result missing after the last response)
@@ -161,7 +182,7 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         LineFinding {
             line: origin.map(|i| session.lines[i].number),
             uuid: origin.and_then(|i| session.lines[i].uuid.clone()),
-            judged: Judged::of(f.rule, &target),
+            judged: Judged::of(&f, &target),
             finding: f,
         }
     }));
@@ -550,7 +571,7 @@ fn structure(session: &Session) -> Edits {
 
 /// The file's own damage as findings ([`RuleId::Store`], errors on every backend): exactly what
 /// [`structure`] edits, and a torn last line.
-fn store_findings(session: &Session) -> Vec<LineFinding> {
+fn store_findings(session: &Session, judged: Judged) -> Vec<LineFinding> {
     let e = structure(session);
     let finding = |line: usize, uuid: Option<String>, message: String, repair: &str| LineFinding {
         finding: Finding {
@@ -564,7 +585,7 @@ fn store_findings(session: &Session) -> Vec<LineFinding> {
         },
         line: Some(line),
         uuid,
-        judged: Judged::AnyBackend,
+        judged,
     };
     let mut out: Vec<(usize, LineFinding)> = Vec::new();
     for (&i, (_, why)) in &e.remove {
