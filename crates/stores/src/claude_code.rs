@@ -63,9 +63,13 @@ pub struct SessionFile {
     pub modified: i64,
 }
 
-/// True for a session id turnkeeper will build a path from: the UUID alphabet only.
+/// True for a session id turnkeeper will build a path from: the UUID alphabet only, after the
+/// `agent-` of a sub-agent's transcript (`<session>/subagents/agent-<hex>.jsonl`).
 pub fn safe_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    let rest = id.strip_prefix("agent-").unwrap_or(id);
+    !rest.is_empty()
+        && id.len() <= 64
+        && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 /// Every session file under `projects` (a project directory is also accepted), newest first.
@@ -141,7 +145,7 @@ pub fn find(projects: &Path, id: &str) -> Result<SessionFile, StoreError> {
     if !safe_session_id(id) {
         return Err(StoreError::UnsafeId {
             id: id.to_owned(),
-            reason: "a Claude Code session id is a UUID",
+            reason: "a Claude Code session id is a UUID (a sub-agent's: agent-<hex>)",
         });
     }
     list(projects)?
@@ -325,7 +329,7 @@ fn parts(file: &Path) -> Result<(PathBuf, String, String), WriteError> {
     if !safe_session_id(&session) {
         return Err(WriteError::UnsafeId {
             id: session,
-            reason: "a Claude Code session id is a UUID",
+            reason: "a Claude Code session id is a UUID (a sub-agent's: agent-<hex>)",
         });
     }
     Ok((dir, name, session))
