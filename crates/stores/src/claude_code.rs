@@ -67,9 +67,7 @@ pub struct SessionFile {
 /// `agent-` of a sub-agent's transcript (`<session>/subagents/agent-<hex>.jsonl`).
 pub fn safe_session_id(id: &str) -> bool {
     let rest = id.strip_prefix("agent-").unwrap_or(id);
-    !rest.is_empty()
-        && id.len() <= 64
-        && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    !rest.is_empty() && id.len() <= 64 && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 /// Every session file under `projects` (a project directory is also accepted), newest first.
