@@ -181,9 +181,23 @@ fn describe(c: &SessionCheck) -> String {
         format!("for {goes_to}, as a resume would send it")
     } else {
         format!(
-            "for {goes_to} (not Anthropic: no Anthropic rule applies; warnings say what breaks if it is sent to Claude)"
+            "for {goes_to}, a non-Anthropic backend (behind ANTHROPIC_BASE_URL): the file's structure and the rules every provider holds to ({}) are errors as for Claude; Anthropic's other rules (signatures, thinking, settings) are warnings of what breaks if it is sent to Claude",
+            turnkeeper::RuleId::join(cc::ANY_BACKEND)
         )
     }
+}
+
+/// The backend of a session and how its rules were judged, for `check --json`.
+fn backend(c: &SessionCheck) -> serde_json::Value {
+    let anthropic = c.target.is_anthropic();
+    let mut errors = vec!["store".to_owned()];
+    errors.extend(cc::ANY_BACKEND.iter().map(|r| r.as_str().to_owned()));
+    json!({
+        "model": c.target.model,
+        "anthropic": anthropic,
+        "errors_on_any_backend": errors,
+        "other_rules": if anthropic { "anthropic" } else { "warning_if_sent_to_claude" },
+    })
 }
 
 fn list(a: &ListArgs) -> Result<ExitCode, String> {
@@ -254,7 +268,8 @@ fn check(a: &CheckArgs) -> Result<ExitCode, String> {
             .collect();
         if a.json {
             out.push(json!({"session": f.id, "file": f.path, "model": c.model,
-                            "target": c.target, "findings": c.findings, "problems": problems,
+                            "target": c.target, "backend": backend(&c),
+                            "findings": c.findings, "problems": problems,
                             "torn": s.torn_tail.is_some()}));
             continue;
         }
@@ -264,7 +279,9 @@ fn check(a: &CheckArgs) -> Result<ExitCode, String> {
             f.path.display(),
             describe(&c)
         );
-        for p in &s.problems {
+        // A torn last line is a finding (`store`); other unreadable lines are only noted.
+        let torn = s.torn_tail.map(|t| s.text[..t].matches('\n').count() + 1);
+        for p in s.problems.iter().filter(|p| Some(p.line) != torn) {
             println!("  warning: line {}: not a JSON line ({})", p.line, p.reason);
         }
         for lf in &c.findings {
@@ -278,10 +295,14 @@ fn check(a: &CheckArgs) -> Result<ExitCode, String> {
                 (Some(n), None) => format!("line {n}"),
                 _ => "the request".to_owned(),
             };
-            println!(
-                "  {sev}[{}] {at}, {}: {}",
-                lf.finding.rule, lf.finding.path, lf.finding.message
-            );
+            if lf.finding.rule == turnkeeper::RuleId::Store {
+                println!("  {sev}[{}] {at}: {}", lf.finding.rule, lf.finding.message);
+            } else {
+                println!(
+                    "  {sev}[{}] {at}, {}: {}",
+                    lf.finding.rule, lf.finding.path, lf.finding.message
+                );
+            }
         }
         if c.findings.is_empty() && s.problems.is_empty() {
             println!("  clean");

@@ -1,8 +1,25 @@
 //! Claude Code sessions through the same rules: the conversation a resumed session replays
 //! (`turnkeeper_model::claude_code`), checked as the Anthropic request Claude Code would send,
-//! under the rules of where it goes ([`Target`]: a session on a non-Anthropic backend behind
-//! `ANTHROPIC_BASE_URL` gets warnings only), and every finding traced to its file line and
+//! under the rules of where it goes ([`Target`]), and every finding traced to its file line and
 //! `uuid`.
+//!
+//! Claude Code talks to Anthropic unless `ANTHROPIC_BASE_URL` points it elsewhere (MiniMax, Kimi,
+//! DeepSeek, GLM and Qwen serve Anthropic-compatible endpoints); the responses then carry that
+//! backend's model id in `message.model`, which is how the backend is told. What is judged how
+//! ([`Judged`]):
+//!
+//! - the file's own structure (a torn last line, a line written twice, a line whose parent is
+//!   gone: [`RuleId::Store`]) and the provider-neutral rules ([`ANY_BACKEND`]: tool calls and
+//!   results paired, no empty message or text block, role order) are errors on every backend,
+//!   and [`plan`] repairs them on every backend. Other providers reject the same damage (MiniMax:
+//!   `tool result's tool id(…) not found (2013)`; Kimi: `content or tool_calls must be set`;
+//!   api-rules-2026-11.md MM-01, KM-04). A whitespace-only text block is the exception: Anthropic
+//!   itself accepts one in places and other backends are not known to reject it, so on them it
+//!   is a warning;
+//! - Anthropic's other rules (signatures, thinking order and retention, request settings) are
+//!   Anthropic's alone: on a backend whose own rules turnkeeper does not know they are warnings
+//!   of what breaks if the session is sent to Claude, and nothing is repaired for them. MiniMax
+//!   stores its thinking with `signature: ""` and accepts it back.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
@@ -12,18 +29,81 @@ use turnkeeper_model::claude_code::{Content, Conversation, LineRole, Request, Se
 use turnkeeper_model::edit::object;
 
 use crate::opencode::{Target, check_stored_request, thinking_for};
-use crate::{Finding, Options, RuleId};
+use crate::{Finding, Options, RuleId, Severity};
+
+/// The rules a Claude Code session is held to whatever backend answers it (besides
+/// [`RuleId::Store`], the file's own structure): damage every provider rejects. AN-01 and AN-02
+/// (role order), AN-04 and AN-05 (an empty message or text block), AN-08 to AN-11 (every tool
+/// call answered right after it, every result naming a call before it).
+pub const ANY_BACKEND: &[RuleId] = &[
+    RuleId::An01,
+    RuleId::An02,
+    RuleId::An04,
+    RuleId::An05,
+    RuleId::An08,
+    RuleId::An09,
+    RuleId::An10,
+    RuleId::An11,
+];
+
+/// True when `rule` is judged the same on every backend: [`RuleId::Store`] or one of
+/// [`ANY_BACKEND`].
+pub fn any_backend(rule: RuleId) -> bool {
+    rule == RuleId::Store || ANY_BACKEND.contains(&rule)
+}
+
+/// How a finding was judged, for the backend the session runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Judged {
+    /// By the backend's own rules: Anthropic's, for a session answered by Claude.
+    Target,
+    /// Damage every provider rejects ([`any_backend`]), judged as for Claude on a non-Anthropic
+    /// backend: an error, repaired by [`plan`].
+    AnyBackend,
+    /// An Anthropic-only rule on a backend whose own rules are not known: at most a warning, of
+    /// what breaks if the session is sent to Claude; never repaired.
+    IfSentToClaude,
+}
+
+impl Judged {
+    /// How `finding` is judged for `target`.
+    pub fn of(finding: &Finding, target: &Target) -> Judged {
+        if target.is_anthropic() {
+            Judged::Target
+        } else if judged_on_any_backend(finding) {
+            Judged::AnyBackend
+        } else {
+            Judged::IfSentToClaude
+        }
+    }
+}
+
+/// True when `finding` is damage every provider rejects: a rule [`any_backend`] names, except a
+/// whitespace-only text block (AN-05 on `"\n\n"`), which Anthropic itself accepts in places
+/// (adaptive lead-ins) and other backends are not known to reject; an empty one is judged on
+/// every backend.
+fn judged_on_any_backend(finding: &Finding) -> bool {
+    any_backend(finding.rule)
+        && !(finding.rule == RuleId::An05 && finding.message.contains(WHITESPACE_TEXT))
+}
+
+/// How AN-05 words a whitespace-only (not empty) text block.
+const WHITESPACE_TEXT: &str = "a whitespace-only text block";
 
 /// A finding on a Claude Code session, with the line it points at.
 #[derive(Debug, Clone, Serialize)]
 pub struct LineFinding {
-    /// The finding, with paths into the rebuilt request.
+    /// The finding, with paths into the rebuilt request (`the file` for [`RuleId::Store`]).
     #[serde(flatten)]
     pub finding: Finding,
     /// The 1-based line number in the session file.
     pub line: Option<usize>,
     /// That line's `uuid`.
     pub uuid: Option<String>,
+    /// How it was judged for the session's backend.
+    pub judged: Judged,
 }
 
 /// The result of checking a Claude Code session.
@@ -42,7 +122,9 @@ pub struct SessionCheck {
 }
 
 /// Rebuilds `session`'s conversation and checks it as its next request (the replayed messages
-/// and a new prompt), for the model of its last real assistant line, or `opts.model`.
+/// and a new prompt), for the model of its last real assistant line, or `opts.model`. The
+/// file's own damage ([`RuleId::Store`]: what the first stage of [`plan`] repairs) comes first,
+/// as errors on every backend; then the rules' findings, judged as the module docs say.
 ///
 /// # Errors
 /// When the rebuilt body cannot be read (a line whose blocks are not what the API takes as
@@ -50,8 +132,15 @@ pub struct SessionCheck {
 pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionCheck, ModelError> {
     let conversation = session.rebuild();
     // Claude Code talks to Anthropic unless a line says otherwise (`message.model` of a backend
-    // behind `ANTHROPIC_BASE_URL`); a session with no real response yet is Anthropic's.
-    let target = match opts.model.as_deref().or(conversation.model.as_deref()) {
+    // behind `ANTHROPIC_BASE_URL`): the last response the resume replays, else the last one in
+    // the file (a damaged file can cut the replayed path short of every response, and the
+    // backend is the same); a session with no real response yet is Anthropic's.
+    let target = match opts
+        .model
+        .as_deref()
+        .or(conversation.model.as_deref())
+        .or_else(|| last_model(session))
+    {
         Some(m) => Target::of(None, Some(m)),
         None => Target::of(Some("anthropic"), None),
     };
@@ -61,34 +150,58 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         model.as_deref(),
         thinking_for(opts, model.as_deref()),
     );
-    let findings = check_stored_request(&request.body, &target, model.as_deref(), opts, "sent to")?
-        .into_iter()
-        .map(|f| {
-            // A finding on the appended prompt (a result missing after the last response)
-            // points at the last line before it.
-            let origin = match (f.message_index, f.block_index) {
-                (Some(m), b) => match request.blocks.get(m) {
-                    Some(v) => v.get(b.unwrap_or(0)).copied(),
-                    None => m
-                        .checked_sub(1)
-                        .and_then(|p| request.blocks.get(p))
-                        .and_then(|v| v.last().copied()),
-                },
-                _ => None,
-            };
-            LineFinding {
-                line: origin.map(|i| session.lines[i].number),
-                uuid: origin.and_then(|i| session.lines[i].uuid.clone()),
-                finding: f,
-            }
-        })
-        .collect();
+    let mut findings = store_findings(
+        session,
+        if target.is_anthropic() {
+            Judged::Target
+        } else {
+            Judged::AnyBackend
+        },
+    );
+    let rules = check_stored_request(
+        &request.body,
+        &target,
+        model.as_deref(),
+        opts,
+        "sent to",
+        judged_on_any_backend,
+    )?;
+    findings.extend(rules.into_iter().map(|f| {
+        // A finding on the appended prompt (a result missing after the last response)
+        // points at the last line before it.
+        let origin = match (f.message_index, f.block_index) {
+            (Some(m), b) => match request.blocks.get(m) {
+                Some(v) => v.get(b.unwrap_or(0)).copied(),
+                None => m
+                    .checked_sub(1)
+                    .and_then(|p| request.blocks.get(p))
+                    .and_then(|v| v.last().copied()),
+            },
+            _ => None,
+        };
+        LineFinding {
+            line: origin.map(|i| session.lines[i].number),
+            uuid: origin.and_then(|i| session.lines[i].uuid.clone()),
+            judged: Judged::of(&f, &target),
+            finding: f,
+        }
+    }));
     Ok(SessionCheck {
         conversation,
         request,
         findings,
         model,
         target,
+    })
+}
+
+/// The model of the last real response in the file (a `<synthetic>` or API-error line is none).
+fn last_model(session: &Session) -> Option<&str> {
+    session.lines.iter().rev().find_map(|l| {
+        let m = l.message.as_ref()?;
+        (m.role == LineRole::Assistant && !l.display_only && !l.sidechain)
+            .then_some(m.model.as_deref())
+            .flatten()
     })
 }
 
@@ -308,7 +421,9 @@ fn quote(s: &str) -> String {
 ///    thinking is never dropped or edited (left to the user: disable thinking for the next
 ///    request, or `/rewind`); calls left without results (AN-08) get the two lines Claude Code
 ///    itself writes on an interrupt, right after the calls, and the line that followed the
-///    calls then follows them. For a session not bound for Anthropic this stage is skipped.
+///    calls then follows them. For a session on another backend only the rules every provider
+///    holds to ([`ANY_BACKEND`]: here AN-08 and AN-10) are acted on; its thinking is its
+///    backend's business and is left alone.
 ///
 /// The children of a removed line hang off its nearest kept ancestor; a re-parented line's
 /// `parentUuid` member is the only thing that changes in it (a thinking block's bytes never
@@ -320,6 +435,60 @@ pub fn plan(session: &Session, opts: &Options<'_>) -> Result<Plan, ModelError> {
     let mut changes = Vec::new();
     let mut left_alone = Vec::new();
     // Stage 1.
+    let lines = &session.lines;
+    let e1 = structure(session);
+    let original_number = |i: usize| lines[i].number;
+    let stage1;
+    let (s1, map1): (&Session, Vec<usize>) = if e1.is_empty() && session.torn_tail.is_none() {
+        (session, lines.iter().map(|l| l.number).collect())
+    } else {
+        let text = e1.apply(session, &original_number, &mut changes);
+        stage1 = Session::parse(text, "stage 1").map_err(|e| ModelError::Shape {
+            path: String::new(),
+            offset: 0,
+            message: e.to_string().into(),
+        })?;
+        // Stage-1 lines are the original lines less the removed ones, in order.
+        let kept: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| {
+                !e1.remove.contains_key(i) && session.torn_tail.is_none_or(|t| l.start < t)
+            })
+            .map(|(_, l)| l.number)
+            .collect();
+        (&stage1, kept)
+    };
+    let number = |i: usize| map1.get(i).copied().unwrap_or(0);
+
+    // Stage 2.
+    let check = check_session(s1, opts)?;
+    let mut e2 = Edits::default();
+    if !check.target.is_anthropic() {
+        left_alone.push(format!(
+            "the session runs on {} (not Anthropic): damage every provider rejects is repaired ({}); its thinking and signatures are judged valid for it and left as they are",
+            check.target.model.as_deref().unwrap_or("another provider"),
+            RuleId::join(ANY_BACKEND)
+        ));
+    }
+    rule_edits(s1, &check, &mut e2, &mut left_alone, &number);
+    let text = if e2.is_empty() {
+        s1.text.clone()
+    } else {
+        e2.apply(s1, &number, &mut changes)
+    };
+    Ok(Plan {
+        text,
+        changes,
+        left_alone,
+    })
+}
+
+/// The first stage of [`plan`]: the edits of the file's own structure ([`RuleId::Store`]), a
+/// line written twice removed, a response the crash that tore the last line left holding only
+/// thinking removed, a message line whose parent is gone re-linked (the torn tail itself is cut
+/// by [`Edits::apply`]).
+fn structure(session: &Session) -> Edits {
     let lines = &session.lines;
     let mut e1 = Edits::default();
     let mut seen = HashSet::new();
@@ -397,51 +566,64 @@ pub fn plan(session: &Session, opts: &Options<'_>) -> Result<Plan, ModelError> {
             );
         }
     }
-    let original_number = |i: usize| lines[i].number;
-    let stage1;
-    let (s1, map1): (&Session, Vec<usize>) = if e1.is_empty() && session.torn_tail.is_none() {
-        (session, lines.iter().map(|l| l.number).collect())
-    } else {
-        let text = e1.apply(session, &original_number, &mut changes);
-        stage1 = Session::parse(text, "stage 1").map_err(|e| ModelError::Shape {
-            path: String::new(),
-            offset: 0,
-            message: e.to_string().into(),
-        })?;
-        // Stage-1 lines are the original lines less the removed ones, in order.
-        let kept: Vec<usize> = lines
-            .iter()
-            .enumerate()
-            .filter(|(i, l)| {
-                !e1.remove.contains_key(i) && session.torn_tail.is_none_or(|t| l.start < t)
-            })
-            .map(|(_, l)| l.number)
-            .collect();
-        (&stage1, kept)
-    };
-    let number = |i: usize| map1.get(i).copied().unwrap_or(0);
+    e1
+}
 
-    // Stage 2.
-    let check = check_session(s1, opts)?;
-    let mut e2 = Edits::default();
-    if check.target.is_anthropic() {
-        rule_edits(s1, &check, &mut e2, &mut left_alone, &number);
-    } else {
-        left_alone.push(format!(
-            "the session goes to {} (not Anthropic): only the file's own structure is repaired",
-            check.target.model.as_deref().unwrap_or("another provider")
+/// The file's own damage as findings ([`RuleId::Store`], errors on every backend): exactly what
+/// [`structure`] edits, and a torn last line.
+fn store_findings(session: &Session, judged: Judged) -> Vec<LineFinding> {
+    let e = structure(session);
+    let finding = |line: usize, uuid: Option<String>, message: String, repair: &str| LineFinding {
+        finding: Finding {
+            rule: RuleId::Store,
+            severity: Severity::Error,
+            path: "the file".to_owned(),
+            message_index: None,
+            block_index: None,
+            message,
+            repair: Some(repair.to_owned()),
+        },
+        line: Some(line),
+        uuid,
+        judged,
+    };
+    let mut out: Vec<(usize, LineFinding)> = Vec::new();
+    for (&i, (_, why)) in &e.remove {
+        let l = &session.lines[i];
+        out.push((
+            l.number,
+            finding(l.number, l.uuid.clone(), why.clone(), "remove the line"),
         ));
     }
-    let text = if e2.is_empty() {
-        s1.text.clone()
-    } else {
-        e2.apply(s1, &number, &mut changes)
-    };
-    Ok(Plan {
-        text,
-        changes,
-        left_alone,
-    })
+    for (&i, (_, _, why)) in &e.reparent {
+        let l = &session.lines[i];
+        out.push((
+            l.number,
+            finding(
+                l.number,
+                l.uuid.clone(),
+                format!("{why}: a resume replays nothing before this line"),
+                "re-link it to the message line before it",
+            ),
+        ));
+    }
+    if let Some(t) = session.torn_tail {
+        let n = session.text[..t].matches('\n').count() + 1;
+        out.push((
+            n,
+            finding(
+                n,
+                None,
+                format!(
+                    "the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                    session.text.len() - t
+                ),
+                "cut it back to the last whole line",
+            ),
+        ));
+    }
+    out.sort_by_key(|(n, _)| *n);
+    out.into_iter().map(|(_, f)| f).collect()
 }
 
 /// The stage-2 edits of [`plan`].
@@ -464,6 +646,10 @@ fn rule_edits(
             .map_or_else(|| "the request".to_owned(), |n| format!("line {n}"))
     };
     for f in &check.findings {
+        // On a backend whose own rules are not known, only damage every provider rejects.
+        if f.judged == Judged::IfSentToClaude {
+            continue;
+        }
         let Some(m) = f.finding.message_index else {
             continue;
         };

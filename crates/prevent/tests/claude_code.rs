@@ -274,34 +274,269 @@ fn calls_left_open_get_claude_codes_interrupt_lines() {
     assert_eq!(render_plan(&input).1, text);
 }
 
-#[test]
-fn a_session_bound_elsewhere_gets_only_its_structure_repaired() {
-    let lines = vec![
-        user(1, None, r#""hi""#),
-        reply(2, Some(1), "kimi-k2", "msg_A", &think("only")),
-        user(3, Some(2), r#""more""#),
-        reply(4, Some(3), "kimi-k2", "msg_B", &say("ok")),
-    ];
-    let mut twice = lines.clone();
-    twice.push(lines[3].clone());
-    check(
-        &twice,
-        &[
-            "line 5 store removed_line 000000000004: a second line with uuid 00000000-0000-4000-8000-000000000004 (written twice)",
-            "left: the session goes to kimi-k2 (not Anthropic): only the file's own structure is repaired",
-        ],
-        &file(&lines),
-    );
-    let session = Session::parse(file(&lines), "test").expect("a session");
+/// The model of the non-Anthropic backend of the real session this table is modelled on
+/// (`shared/real-stores/claude-code/vps-config-root`: Claude Code behind `ANTHROPIC_BASE_URL`).
+const MINIMAX: &str = "minimax-m2.7";
+
+/// An assistant line of [`MINIMAX`].
+fn mm(n: u32, p: Option<u32>, msg: &str, block: &str) -> String {
+    reply(n, p, MINIMAX, msg, block)
+}
+
+/// A thinking block as MiniMax's Anthropic endpoint stores it: `signature: ""`.
+fn mm_think(text: &str) -> String {
+    format!(r#"{{"type":"thinking","thinking":"{text}","signature":""}}"#)
+}
+
+/// A healthy MiniMax session: a prompt, a response of thinking and a call, its result, a
+/// response of text.
+fn mm_start() -> Vec<String> {
+    vec![
+        user(1, None, r#""Read f1.""#),
+        mm(2, Some(1), "msg_A", &mm_think("plan")),
+        mm(3, Some(2), "msg_A", &call("call_function_a_1")),
+        user(4, Some(3), &result("call_function_a_1")),
+        mm(5, Some(4), "msg_B", &say("done")),
+    ]
+}
+
+/// The check of `text` under default options: each finding as `line N RULE severity judged`.
+fn render_check(text: &str) -> Vec<String> {
+    let session = Session::parse(text.to_owned(), "test").expect("a session");
     let c = check_session(&session, &Options::default()).expect("checks");
-    assert!(
-        c.findings
-            .iter()
-            .all(|f| f.finding.severity == Severity::Warning),
-        "{:?}",
-        c.findings
-    );
+    c.findings
+        .iter()
+        .map(|f| {
+            let judged = serde_json::to_value(f.judged).expect("serialises");
+            format!(
+                "line {} {} {} {}",
+                f.line.map_or("-".to_owned(), |n| n.to_string()),
+                f.finding.rule,
+                match f.finding.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Info => "info",
+                },
+                judged.as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+/// What the healthy MiniMax session is reported with: its thinking is unsigned, which only
+/// Claude would reject (warnings, never repaired).
+const MM_WARNINGS: [&str; 1] = ["line 2 AN-23 warning if_sent_to_claude"];
+
+/// A session on a non-Anthropic backend (MiniMax behind `ANTHROPIC_BASE_URL`): the file's
+/// damage and the damage every provider rejects are errors, judged `any_backend`, and repaired
+/// as for Claude; the Anthropic-only findings stay warnings and its thinking stays as it is.
+/// Each case: the damaged lines, the check, the plan's changes (and the note), the text after.
+#[test]
+fn a_session_on_another_backend_is_held_to_what_every_provider_rejects() {
+    let note = "left: the session runs on minimax-m2.7 (not Anthropic): damage every provider rejects is repaired (AN-01, AN-02, AN-04, AN-05, AN-08, AN-09, AN-10, AN-11); its thinking and signatures are judged valid for it and left as they are";
+    // Healthy: only the warnings, nothing to repair.
+    let healthy = mm_start();
+    assert_eq!(render_check(&file(&healthy)), MM_WARNINGS);
+    check(&healthy, &[note], &file(&healthy));
+    let c = check_session(
+        &Session::parse(file(&healthy), "t").expect("reads"),
+        &Options::default(),
+    )
+    .expect("checks");
+    assert_eq!(c.target.model.as_deref(), Some(MINIMAX));
     assert!(!c.target.is_anthropic());
+
+    struct Case {
+        name: &'static str,
+        lines: Vec<String>,
+        check: Vec<&'static str>,
+        plan: Vec<String>,
+        after: Vec<String>,
+    }
+    let dup = {
+        let mut l = mm_start();
+        l.insert(3, l[2].clone());
+        l
+    };
+    let unlinked = {
+        let mut l = mm_start();
+        l[4] = mm(5, Some(99), "msg_B", &say("done"));
+        l
+    };
+    let orphan = {
+        let mut l = mm_start();
+        l.push(user(6, Some(5), &result("call_function_z_9")));
+        l.push(user(7, Some(6), r#""and now?""#));
+        l
+    };
+    let empty_text = {
+        let mut l = mm_start();
+        l[4] = mm(5, Some(4), "msg_B", &say(""));
+        l
+    };
+    let blank_text = {
+        let mut l = mm_start();
+        l[4] = mm(5, Some(4), "msg_B", &say("\\n\\n"));
+        l.push(mm(6, Some(5), "msg_B", &say("done")));
+        l
+    };
+    let cases = vec![
+        Case {
+            name: "a line written twice",
+            lines: dup,
+            // Both copies are replayed: the call twice, its result once.
+            check: vec![
+                "line 4 store error any_backend",
+                MM_WARNINGS[0],
+                "line 5 AN-08 error any_backend",
+                "line 4 AN-46 warning if_sent_to_claude",
+            ],
+            plan: vec![
+                "line 4 store removed_line 000000000003: a second line with uuid 00000000-0000-4000-8000-000000000003 (written twice)".to_owned(),
+                note.to_owned(),
+            ],
+            after: mm_start(),
+        },
+        Case {
+            name: "an assistant line whose parent is gone",
+            lines: unlinked,
+            // A resume replays from that line: a conversation starting with the assistant.
+            check: vec![
+                "line 5 store error any_backend",
+                "line 5 AN-01 error any_backend",
+            ],
+            plan: vec![
+                "line 5 store reparented_line 000000000005: its parent line 00000000-0000-4000-8000-000000000099 is missing from the file (a removed line); parentUuid is now 00000000-0000-4000-8000-000000000004".to_owned(),
+                note.to_owned(),
+            ],
+            after: mm_start(),
+        },
+        Case {
+            name: "an orphan result line (AN-10)",
+            lines: orphan,
+            check: vec![MM_WARNINGS[0], "line 6 AN-10 error any_backend"],
+            plan: vec![
+                "line 6 AN-10 removed_line 000000000006: unexpected `tool_use_id` found in `tool_result` blocks: call_function_z_9. The previous message has no matching call".to_owned(),
+                "line 7 AN-10 reparented_line 000000000007: its parent line was removed; parentUuid is now 00000000-0000-4000-8000-000000000005".to_owned(),
+                note.to_owned(),
+            ],
+            after: {
+                let mut l = mm_start();
+                l.push(user(7, Some(5), r#""and now?""#));
+                l
+            },
+        },
+        Case {
+            name: "an empty text block (AN-05): an error, left to the user as for Claude",
+            lines: empty_text.clone(),
+            check: vec![MM_WARNINGS[0], "line 5 AN-05 error any_backend"],
+            plan: vec![note.to_owned()],
+            after: empty_text,
+        },
+        Case {
+            name: "a whitespace-only text block: valid for the backend, a warning",
+            lines: blank_text.clone(),
+            check: vec![MM_WARNINGS[0], "line 5 AN-05 warning if_sent_to_claude"],
+            plan: vec![note.to_owned()],
+            after: blank_text,
+        },
+    ];
+    for c in cases {
+        assert_eq!(render_check(&file(&c.lines)), c.check, "check: {}", c.name);
+        let (got, text) = render_plan(&file(&c.lines));
+        assert_eq!(got, c.plan, "plan: {}", c.name);
+        assert_eq!(text, file(&c.after), "repaired text: {}", c.name);
+        assert_eq!(
+            render_check(&text),
+            render_check(&file(&c.after)),
+            "{}",
+            c.name
+        );
+    }
+}
+
+/// The result line of a MiniMax call removed: the line after it lost its parent (store), and once
+/// re-linked the call has no result (AN-08): both repaired as for Claude, the unsigned thinking
+/// untouched, and the repaired file holds only the warnings it had.
+#[test]
+fn a_removed_result_line_on_another_backend_is_relinked_and_answered() {
+    let mut lines = mm_start();
+    lines.remove(3);
+    assert_eq!(
+        render_check(&file(&lines)),
+        [
+            "line 4 store error any_backend",
+            "line 4 AN-01 error any_backend"
+        ]
+    );
+    let (got, text) = render_plan(&file(&lines));
+    let text_uuid = uuid_of(&text, 4);
+    assert_eq!(
+        got,
+        [
+            "line 4 store reparented_line 000000000005: its parent line 00000000-0000-4000-8000-000000000004 is missing from the file (a removed line); parentUuid is now 00000000-0000-4000-8000-000000000003".to_owned(),
+            "line 3 AN-08 added_line new: tool call(s) call_function_a_1 left without a result: the error result Claude Code writes on an interrupt".to_owned(),
+            format!("line 3 AN-08 added_line new: then the user line {INTERRUPTED:?}, as Claude Code writes it"),
+            format!("line 4 AN-08 reparented_line 000000000005: it followed calls that had no results; it now follows the interrupt; parentUuid is now {text_uuid}"),
+            "left: the session runs on minimax-m2.7 (not Anthropic): damage every provider rejects is repaired (AN-01, AN-02, AN-04, AN-05, AN-08, AN-09, AN-10, AN-11); its thinking and signatures are judged valid for it and left as they are".to_owned(),
+        ]
+    );
+    let [results, interrupted] =
+        interrupt_lines(3, &["call_function_a_1"], &uuid_of(&text, 3), &text_uuid);
+    let want = vec![
+        lines[0].clone(),
+        lines[1].clone(),
+        lines[2].clone(),
+        results,
+        interrupted,
+        mm(5, None, "msg_B", &say("done")).replace(
+            r#""parentUuid":null"#,
+            &format!(r#""parentUuid":"{text_uuid}""#),
+        ),
+    ];
+    assert_eq!(text, file(&want));
+    assert_eq!(render_check(&text), MM_WARNINGS);
+}
+
+/// A torn last line of a MiniMax session is an error, cut by the repair.
+#[test]
+fn a_torn_line_on_another_backend_is_an_error_and_cut() {
+    let whole = mm(6, Some(5), "msg_C", &say("half"));
+    let torn = &whole[..whole.find(r#""content""#).expect("content")];
+    let input = format!("{}{torn}", file(&mm_start()));
+    assert_eq!(
+        render_check(&input),
+        ["line 6 store error any_backend", MM_WARNINGS[0]]
+    );
+    let (got, text) = render_plan(&input);
+    assert_eq!(
+        got,
+        [
+            format!(
+                "line 6 store cut_torn_line -: the last line is cut short ({} bytes, not JSON): a crash mid-write",
+                torn.len()
+            ),
+            "left: the session runs on minimax-m2.7 (not Anthropic): damage every provider rejects is repaired (AN-01, AN-02, AN-04, AN-05, AN-08, AN-09, AN-10, AN-11); its thinking and signatures are judged valid for it and left as they are".to_owned(),
+        ]
+    );
+    assert_eq!(text, file(&mm_start()));
+}
+
+/// The file's damage is an error on a Claude session too, and the store findings come first, in
+/// line order.
+#[test]
+fn store_damage_is_an_error_for_claude_too() {
+    let mut lines = start();
+    lines.insert(3, lines[2].clone());
+    lines[5] = asst(5, Some(99), "msg_B", &say("done"));
+    assert_eq!(
+        render_check(&file(&lines)),
+        [
+            "line 4 store error target",
+            "line 6 store error target",
+            "line 6 AN-01 error target"
+        ]
+    );
 }
 
 #[test]

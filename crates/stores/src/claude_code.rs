@@ -63,9 +63,11 @@ pub struct SessionFile {
     pub modified: i64,
 }
 
-/// True for a session id turnkeeper will build a path from: the UUID alphabet only.
+/// True for a session id turnkeeper will build a path from: the UUID alphabet only, after the
+/// `agent-` of a sub-agent's transcript (`<session>/subagents/agent-<hex>.jsonl`).
 pub fn safe_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    let rest = id.strip_prefix("agent-").unwrap_or(id);
+    !rest.is_empty() && id.len() <= 64 && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 /// Every session file under `projects` (a project directory is also accepted), newest first.
@@ -141,7 +143,7 @@ pub fn find(projects: &Path, id: &str) -> Result<SessionFile, StoreError> {
     if !safe_session_id(id) {
         return Err(StoreError::UnsafeId {
             id: id.to_owned(),
-            reason: "a Claude Code session id is a UUID",
+            reason: "a Claude Code session id is a UUID (a sub-agent's: agent-<hex>)",
         });
     }
     list(projects)?
@@ -297,14 +299,23 @@ fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), WriteError> {
     write_atomic(&dir.join(MANIFEST), text.as_bytes())
 }
 
-/// The file's directory, name and session id (its stem, which must be a safe id).
+/// The file's directory (resolved: the backup is confined to it, which compares resolved
+/// paths, so a relative `--file` or one under a symbolic link works), name and session id (its
+/// stem, which must be a safe id).
 fn parts(file: &Path) -> Result<(PathBuf, String, String), WriteError> {
     let dir = file
         .parent()
-        .map(Path::to_owned)
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
         .ok_or_else(|| WriteError::OutsideRoot {
             path: file.to_owned(),
         })?;
+    let dir = fs::canonicalize(dir).map_err(io_err(dir))?;
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -316,7 +327,7 @@ fn parts(file: &Path) -> Result<(PathBuf, String, String), WriteError> {
     if !safe_session_id(&session) {
         return Err(WriteError::UnsafeId {
             id: session,
-            reason: "a Claude Code session id is a UUID",
+            reason: "a Claude Code session id is a UUID (a sub-agent's: agent-<hex>)",
         });
     }
     Ok((dir, name, session))

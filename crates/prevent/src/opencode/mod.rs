@@ -127,15 +127,18 @@ impl Target {
 
 /// Checks `body`, the request a stored session converts to, as the session's next request (a new
 /// prompt appended when it ends with the assistant's reply, [`next_turn_body`]) for `model`.
-/// For a target not bound for Anthropic every finding is capped at a warning, says it concerns a
-/// move to Claude (`moved`: "switched to", "sent to"), and offers no repair. Locations are in
-/// `body`'s terms: the appended prompt comes last, so every message keeps its index.
+/// For a target not bound for Anthropic every finding `any_backend` does not accept is
+/// capped at a warning, says it concerns a move to Claude (`moved`: "switched to", "sent to"),
+/// and offers no repair; a finding it accepts (damage every provider rejects) is judged as for
+/// Claude. Locations are in `body`'s terms: the appended prompt comes last, so every message
+/// keeps its index.
 pub(crate) fn check_stored_request(
     body: &str,
     target: &Target,
     model: Option<&str>,
     opts: &Options<'_>,
     moved: &str,
+    any_backend: fn(&Finding) -> bool,
 ) -> Result<Vec<Finding>, ModelError> {
     let converted = read(body, FormatHint::Exactly(Format::Anthropic))?;
     // The next request differs by one message at the end: read it reusing the rest.
@@ -154,7 +157,7 @@ pub(crate) fn check_stored_request(
     };
     let mut findings = crate::check(t, &check_opts);
     if !target.is_anthropic() {
-        for f in &mut findings {
+        for f in findings.iter_mut().filter(|f| !any_backend(f)) {
             f.severity = f.severity.min(Severity::Warning);
             f.message = format!(
                 "if this session is {moved} Claude ({SWITCH_MODEL}): {}",
@@ -281,6 +284,7 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
         model.as_deref(),
         opts,
         "switched to",
+        |_| false,
     )?
     .into_iter()
     .map(|f| {
