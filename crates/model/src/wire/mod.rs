@@ -5,7 +5,7 @@
 //! Chat carries it in message fields (`reasoning_content`, `reasoning`, `reasoning_details`),
 //! Responses as items of their own (`type: "reasoning"`), Converse as `reasoningContent` blocks
 //! keyed by name rather than by a `type`. Each has its own view here, read in one pass with the
-//! same [`Scanner`](crate::json::Scanner) as the other readers and holding only spans into the
+//! same [`Scanner`] as the other readers and holding only spans into the
 //! input; a repair is a [`Plan`] of byte-range edits and array rewrites, written by [`render`],
 //! which copies every byte it was not told to change. A body nothing was planned for is never
 //! written at all: the caller sends the input.
