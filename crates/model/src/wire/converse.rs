@@ -17,7 +17,7 @@
 
 use crate::error::ModelError;
 use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
-use crate::wire::{ArrayAt, Member, Value, key_is, value};
+use crate::wire::{ArrayAt, Bad, Member, Value, key_is, read_root, shape, value};
 
 /// A Converse message's `role`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -272,14 +272,6 @@ impl<'a> ConverseBody<'a> {
 
 type R<T> = Result<T, SyntaxError>;
 
-fn shape(offset: usize, path: String, message: &'static str) -> ModelError {
-    ModelError::Shape {
-        path,
-        offset,
-        message: message.into(),
-    }
-}
-
 /// Reads a Converse request body.
 ///
 /// # Errors
@@ -305,18 +297,12 @@ pub fn read(src: &str) -> Result<ConverseBody<'_>, ModelError> {
         budget_tokens: None,
     };
     let mut have_messages = false;
-    let mut bad: Option<(usize, String, &'static str)> = None;
-    let res = (|| -> R<()> {
-        let mut s = Scanner::new(src)?;
-        if s.peek_kind()? != Kind::Object {
-            bad = Some((s.pos(), String::new(), "expected a Converse request object"));
-            s.skip_value()?;
-            return s.finish();
-        }
-        let mut members = Vec::new();
-        b.root = s.object(|s, key| -> R<()> {
-            s.skip_ws();
-            let start = s.pos();
+    let mut bad: Bad = None;
+    let root = read_root(
+        src,
+        "expected a Converse request object",
+        &mut bad,
+        |s, key, bad| -> R<()> {
             if key_is(src, key, "messages") && s.peek_kind()? == Kind::Array {
                 have_messages = true;
                 b.messages.clear();
@@ -405,28 +391,11 @@ pub fn read(src: &str) -> Result<ConverseBody<'_>, ModelError> {
             } else {
                 s.skip_value()?;
             }
-            members.push(Member {
-                key,
-                value: Span::new(start, s.pos()),
-            });
             Ok(())
-        })?;
-        b.root_members = members;
-        s.finish()
-    })();
-    if let Err(e) = res {
-        let (line, column) = crate::read::line_col(src, e.offset);
-        return Err(ModelError::Syntax {
-            path: String::new(),
-            offset: e.offset,
-            line,
-            column,
-            message: e.message,
-        });
-    }
-    if let Some((offset, path, message)) = bad {
-        return Err(shape(offset, path, message));
-    }
+        },
+    )?;
+    b.root = root.span;
+    b.root_members = root.members;
     if !have_messages {
         return Err(shape(
             0,

@@ -21,6 +21,7 @@ pub mod responses;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::error::ModelError;
 use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
 
 /// One member of an object: its key and the span of its value.
@@ -92,6 +93,82 @@ pub(crate) fn key_is(src: &str, key: StrSpan, name: &str) -> bool {
         key.decode(src) == name
     } else {
         key.raw(src) == name
+    }
+}
+
+/// A shape error found while reading: offset, JSON path, what was expected.
+pub(crate) type Bad = Option<(usize, String, &'static str)>;
+
+/// The top-level object of a wire body, read.
+pub(crate) struct Root {
+    /// Its span.
+    pub span: Span,
+    /// Its members, in order.
+    pub members: Vec<Member>,
+}
+
+/// Reads the top-level object of a body of a wire family in one pass: `field` is called with each
+/// member's key and must consume its value (reading what its family needs, skipping the rest;
+/// it records shape errors in `bad`), and every member's span is recorded. A body that is not an
+/// object is a shape error saying `not_object`. A syntax error anywhere comes first (the body is
+/// not JSON); then the first shape error recorded.
+pub(crate) fn read_root<'a>(
+    src: &'a str,
+    not_object: &'static str,
+    bad: &mut Bad,
+    mut field: impl FnMut(&mut Scanner<'a>, StrSpan, &mut Bad) -> Result<(), SyntaxError>,
+) -> Result<Root, ModelError> {
+    let mut members = Vec::new();
+    let res = (|| -> Result<Span, SyntaxError> {
+        let mut s = Scanner::new(src)?;
+        if s.peek_kind()? != Kind::Object {
+            bad.get_or_insert((s.pos(), String::new(), not_object));
+            let span = s.skip_value()?;
+            s.finish()?;
+            return Ok(span);
+        }
+        let span = s.object(|s, key| -> Result<(), SyntaxError> {
+            s.skip_ws();
+            let start = s.pos();
+            field(s, key, bad)?;
+            members.push(Member {
+                key,
+                value: Span::new(start, s.pos()),
+            });
+            Ok(())
+        })?;
+        s.finish()?;
+        Ok(span)
+    })();
+    let span = res.map_err(|e| syntax_error(src, e))?;
+    if let Some((offset, path, message)) = bad.take() {
+        return Err(ModelError::Shape {
+            path,
+            offset,
+            message: message.into(),
+        });
+    }
+    Ok(Root { span, members })
+}
+
+/// A shape error at `offset`, at JSON path `path`.
+pub(crate) fn shape(offset: usize, path: String, message: &'static str) -> ModelError {
+    ModelError::Shape {
+        path,
+        offset,
+        message: message.into(),
+    }
+}
+
+/// A scanner's syntax error as a [`ModelError`] with its line and column.
+pub(crate) fn syntax_error(src: &str, e: SyntaxError) -> ModelError {
+    let (line, column) = crate::read::line_col(src, e.offset);
+    ModelError::Syntax {
+        path: String::new(),
+        offset: e.offset,
+        line,
+        column,
+        message: e.message,
     }
 }
 

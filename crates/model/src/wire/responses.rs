@@ -11,7 +11,7 @@
 
 use crate::error::ModelError;
 use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
-use crate::wire::{ArrayAt, Member, Value, key_is, value};
+use crate::wire::{ArrayAt, Bad, Member, Value, key_is, read_root, value};
 
 /// What an input item is, by its `type` (a `message` when `type` is absent and `role` present).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -291,14 +291,6 @@ impl<'a> ResponsesBody<'a> {
 
 type R<T> = Result<T, SyntaxError>;
 
-fn shape(offset: usize, path: String, message: &'static str) -> ModelError {
-    ModelError::Shape {
-        path,
-        offset,
-        message: message.into(),
-    }
-}
-
 /// Reads a Responses request body.
 ///
 /// # Errors
@@ -322,22 +314,12 @@ pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
         instructions: None,
         tool_count: 0,
     };
-    let mut bad: Option<(usize, String, &'static str)> = None;
-    let res = (|| -> R<()> {
-        let mut s = Scanner::new(src)?;
-        if s.peek_kind()? != Kind::Object {
-            bad = Some((
-                s.pos(),
-                String::new(),
-                "expected a Responses request object",
-            ));
-            s.skip_value()?;
-            return s.finish();
-        }
-        let mut members = Vec::new();
-        b.root = s.object(|s, key| -> R<()> {
-            s.skip_ws();
-            let start = s.pos();
+    let mut bad: Bad = None;
+    let root = read_root(
+        src,
+        "expected a Responses request object",
+        &mut bad,
+        |s, key, bad| -> R<()> {
             if key_is(src, key, "input") {
                 b.items.clear();
                 b.input_at = ArrayAt::default();
@@ -367,7 +349,7 @@ pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
                     Kind::String => b.input = Input::Text(s.string()?),
                     _ => {
                         bad.get_or_insert((
-                            start,
+                            s.pos(),
                             "input".into(),
                             "`input` must be a string or an array of items",
                         ));
@@ -423,28 +405,11 @@ pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
             } else {
                 s.skip_value()?;
             }
-            members.push(Member {
-                key,
-                value: Span::new(start, s.pos()),
-            });
             Ok(())
-        })?;
-        b.root_members = members;
-        s.finish()
-    })();
-    if let Err(e) = res {
-        let (line, column) = crate::read::line_col(src, e.offset);
-        return Err(ModelError::Syntax {
-            path: String::new(),
-            offset: e.offset,
-            line,
-            column,
-            message: e.message,
-        });
-    }
-    if let Some((offset, path, message)) = bad {
-        return Err(shape(offset, path, message));
-    }
+        },
+    )?;
+    b.root = root.span;
+    b.root_members = root.members;
     Ok(b)
 }
 
