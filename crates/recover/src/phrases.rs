@@ -210,6 +210,12 @@ pub(crate) const RULES: &[Row] = &[
     (K::RequestConfigInvalid, &["cannot specify both"], None),
     (
         K::RequestConfigInvalid,
+        &["model not found"],
+        Some(C::Model),
+    ),
+    (K::RequestConfigInvalid, &["unknown model"], Some(C::Model)),
+    (
+        K::RequestConfigInvalid,
         &["field in the request", "is illegal"],
         None,
     ),
@@ -796,6 +802,18 @@ pub(crate) const RULES: &[Row] = &[
     //    llama-cpp-python's and xAI's wordings (development items of `fresh.jsonl`).
     (K::ContextLengthExceeded, &["exceed context window"], None),
     (K::ContextLengthExceeded, &["maximum prompt length"], None),
+    //    Anthropic's body cap (413 `request_too_large`, "Request Entity Too Large") and a
+    //    gateway's wording of the window (development peer cases of `fresh.jsonl`).
+    (
+        K::ContextLengthExceeded,
+        &["request entity too large"],
+        None,
+    ),
+    (
+        K::ContextLengthExceeded,
+        &["exceeds model context window"],
+        None,
+    ),
     (
         K::ContextLengthExceeded,
         &["ran out of room in the model's context window"],
@@ -854,6 +872,10 @@ pub(crate) const RULES: &[Row] = &[
     (K::RetryableRateLimit, &["throttlingexception"], None),
     (K::RetryableRateLimit, &["too many requests"], None),
     (K::RetryableRateLimit, &["too many tokens"], None),
+    //    Development peer cases of `fresh.jsonl` (openfang's rate-limit wordings); the context
+    //    rows above already took OpenAI's "Request too large ... tokens per min".
+    (K::RetryableRateLimit, &["hit the rate limit"], None),
+    (K::RetryableRateLimit, &["tokens per minute"], None),
     (
         K::RetryableRateLimit,
         &["would exceed your organization's rate limit"],

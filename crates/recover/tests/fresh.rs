@@ -31,9 +31,11 @@ const THREAD_HELD_OUT_MIN: f64 = 94.0;
 /// development item shows its wording, so no rule was written for it). A ceiling, never to
 /// rise; the development part must have none.
 const HELD_OUT_RETRIED_HARD_MAX: usize = 1;
-/// Floors for the classifier cases taken from peers' test suites.
-const PEER_DEVELOPMENT_MIN: f64 = 0.0;
-const PEER_HELD_OUT_MIN: f64 = 0.0;
+/// Floors for the classifier cases taken from peers' test suites (43: openfang and openclaw in
+/// the development part, a fork of openclaw's other overflow test held out). Before the work:
+/// development 27/35 (77.1 %), held-out 3/8 (37.5 %); after it: 34/35 (97.1 %) and 3/8.
+const PEER_DEVELOPMENT_MIN: f64 = 97.0;
+const PEER_HELD_OUT_MIN: f64 = 37.5;
 
 /// One line of `fresh.jsonl`.
 #[derive(Debug, Deserialize)]
