@@ -167,6 +167,58 @@ pub(crate) const RULES: &[Row] = &[
         &["no endpoints found that support tool use"],
         Some(C::ToolsUnsupported),
     ),
+    //    Other wordings of the same settings (development items of `corpus/errors/fresh.jsonl`):
+    //    OpenAI's and gateways' "tools ... not supported", a Gemini model id the API version does
+    //    not know, DeepSeek's and relays' "Model Not Exist", a Bedrock model that needs an
+    //    inference profile, an output cap above the model's, a parameter a model refuses, two
+    //    settings that exclude each other, a field of the wrong type.
+    (
+        K::RequestConfigInvalid,
+        &["tools is not supported"],
+        Some(C::ToolsUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["function calling not support"],
+        Some(C::ToolsUnsupported),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["is not found for api version"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["model not exist"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["with on-demand throughput"],
+        Some(C::Model),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["tokens you requested exceed the model limit"],
+        Some(C::MaxTokens),
+    ),
+    (
+        K::RequestConfigInvalid,
+        &["does not support the parameter"],
+        None,
+    ),
+    (K::RequestConfigInvalid, &["cannot specify both"], None),
+    (
+        K::RequestConfigInvalid,
+        &["model not found"],
+        Some(C::Model),
+    ),
+    (K::RequestConfigInvalid, &["unknown model"], Some(C::Model)),
+    (
+        K::RequestConfigInvalid,
+        &["field in the request", "is illegal"],
+        None,
+    ),
     (
         K::RequestConfigInvalid,
         &["extraneous key", "is not permitted"],
@@ -438,6 +490,11 @@ pub(crate) const RULES: &[Row] = &[
     (K::RequestConfigInvalid, &["request is missing x-"], None),
     (K::RequestConfigInvalid, &["unknown parameter"], None),
     (K::RequestConfigInvalid, &["unsupported parameter"], None),
+    (
+        K::RequestConfigInvalid,
+        &["unsupported value:", "does not support"],
+        None,
+    ),
     // 4. AN-19 (anthropics/claude-code#10199), AN-20 (tailcallhq/forgecode#1853),
     //    AN-16/AN-18 (anomalyco/opencode#3077, anthropics/claude-code#20734),
     //    DS-03 (decolua/9router#355), KM-01.
@@ -669,6 +726,11 @@ pub(crate) const RULES: &[Row] = &[
         &["function call", "function response", "mix"],
         None,
     ),
+    (
+        K::RoleOrder,
+        &["function_call part", "mixed with function_response"],
+        None,
+    ),
     //    MS-02, MS-03 (Mistral), MiniMax.
     (K::RoleOrder, &["unexpected role", "after role"], None),
     (K::RoleOrder, &["expected last role"], None),
@@ -737,6 +799,21 @@ pub(crate) const RULES: &[Row] = &[
         None,
     ),
     (K::ContextLengthExceeded, &["exceeds context size"], None),
+    //    llama-cpp-python's and xAI's wordings (development items of `fresh.jsonl`).
+    (K::ContextLengthExceeded, &["exceed context window"], None),
+    (K::ContextLengthExceeded, &["maximum prompt length"], None),
+    //    Anthropic's body cap (413 `request_too_large`, "Request Entity Too Large") and a
+    //    gateway's wording of the window (development peer cases of `fresh.jsonl`).
+    (
+        K::ContextLengthExceeded,
+        &["request entity too large"],
+        None,
+    ),
+    (
+        K::ContextLengthExceeded,
+        &["exceeds model context window"],
+        None,
+    ),
     (
         K::ContextLengthExceeded,
         &["ran out of room in the model's context window"],
@@ -795,6 +872,10 @@ pub(crate) const RULES: &[Row] = &[
     (K::RetryableRateLimit, &["throttlingexception"], None),
     (K::RetryableRateLimit, &["too many requests"], None),
     (K::RetryableRateLimit, &["too many tokens"], None),
+    //    Development peer cases of `fresh.jsonl` (openfang's rate-limit wordings); the context
+    //    rows above already took OpenAI's "Request too large ... tokens per min".
+    (K::RetryableRateLimit, &["hit the rate limit"], None),
+    (K::RetryableRateLimit, &["tokens per minute"], None),
     (
         K::RetryableRateLimit,
         &["would exceed your organization's rate limit"],

@@ -195,10 +195,19 @@ pub(crate) fn quota_cannot_succeed(lower: &[u8]) -> bool {
     !google && has(b"checkyourplanandbilling")
 }
 
-/// `limit: 0` (`limit: 0, model: gemini-2.5-pro`, `"limit": 0`) or Google's `quotaValue: "0"`,
-/// the zero not followed by another digit or a decimal point.
+/// `limit: 0` (`limit: 0, model: gemini-2.5-pro`, `"limit": 0`), Google's `quotaValue: "0"` or
+/// its `quota_limit_value` of `"0"`, the zero not followed by another digit or a decimal point.
 fn zero_limit(lower: &[u8]) -> bool {
-    [&b"limit:0"[..], b"quotavalue:0"].iter().any(|needle| {
+    [
+        &b"limit:0"[..],
+        b"quotavalue:0",
+        // Google's `ErrorInfo` metadata: `key: "quota_limit_value" value: "0"` as protobuf
+        // text, or `"quota_limit_value": "0"` as JSON.
+        b"quota_limit_valuevalue:0",
+        b"quota_limit_value:0",
+    ]
+    .iter()
+    .any(|needle| {
         memmem::find_iter(lower, needle).any(|p| {
             !lower
                 .get(p + needle.len())
