@@ -66,6 +66,7 @@ pub mod oa07_openai_reasoning_fields;
 pub mod or01_orphan_reasoning;
 pub mod or02_item_ids;
 pub mod or03_store_false;
+pub mod or04_restore_reasoning;
 pub mod or05_call_pairing;
 pub mod or11_reasoning_summary;
 pub mod or12_reasoning_content;
@@ -375,6 +376,13 @@ pub const WIRE_RULES: &[WireRule] = &[
         ids: &[RuleId::Or03],
         formats: RESPONSES,
         providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or04_restore_reasoning",
+        ids: &[RuleId::Or04],
+        formats: RESPONSES,
+        providers: &[Provider::OpenAi],
         fix: Fix::Safe,
     },
     WireRule {
