@@ -71,7 +71,16 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
     }
     crate::input::report_not_on_body(args.report.as_deref(), args.output.as_deref())?;
     let request = read_text(&args.request, true)?;
-    if let Err(e) = turnkeeper::read(&request, FormatHint::Auto) {
+    // A Chat, Responses or Converse body is read by its own reader inside `recover`.
+    let wire = turnkeeper::model::sniff_detail(&request).is_ok_and(|s| {
+        matches!(
+            s.format,
+            turnkeeper::model::Format::Chat
+                | turnkeeper::model::Format::Responses
+                | turnkeeper::model::Format::Converse
+        )
+    });
+    if !wire && let Err(e) = turnkeeper::read(&request, FormatHint::Auto) {
         return Err(format!(
             "{}: not a readable request: {e}",
             args.request.display()

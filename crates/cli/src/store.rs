@@ -11,7 +11,9 @@ use crate::fail;
 /// Subcommands of `store`.
 #[derive(Subcommand, Debug)]
 pub enum StoreCommand {
-    /// Record response bodies (JSON, or raw SSE streams as the API sends them).
+    /// Record response bodies as they arrived: Anthropic Messages, OpenAI Chat Completions,
+    /// OpenAI Responses (JSON, or the raw SSE stream) and Bedrock Converse (JSON); the family is
+    /// told from each file. A stream cut short is refused.
     Add {
         /// The store directory.
         #[arg(long, default_value = ".turnkeeper/store")]
@@ -34,10 +36,10 @@ pub fn run(c: &StoreCommand) -> ExitCode {
                     Ok(t) => t,
                     Err(e) => return fail(format!("{}: {e}", p.display())),
                 };
-                match s.add_response(&text) {
-                    Ok(turn) => {
-                        let id = turn.response_id.as_deref().unwrap_or("(no id)");
-                        eprintln!("stored {id} from {}", p.display());
+                match s.add_any_response(&text) {
+                    Ok(r) => {
+                        let id = r.response_id.as_deref().unwrap_or("(no id)");
+                        eprintln!("stored {id} ({}) from {}", r.family.name(), p.display());
                     }
                     Err(e) => return fail(format!("{}: {e}", p.display())),
                 }

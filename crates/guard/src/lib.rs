@@ -15,7 +15,9 @@ pub mod ledger;
 pub mod provenance;
 pub mod sse;
 pub mod store;
+pub mod wire_turn;
 
 pub use ledger::{GuardViolation, Ledger, fingerprint, is_guarded};
 pub use provenance::{Provenance, provenance, provenance_of_base64};
-pub use store::{StoreError, StoredTurn, TurnKeys, TurnStore};
+pub use store::{Recorded, StoreError, StoredTurn, TurnKeys, TurnStore};
+pub use wire_turn::{WireFamily, WireTurn, response_family};

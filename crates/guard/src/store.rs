@@ -9,13 +9,17 @@
 //! On disk the store is a directory of JSON files, one per turn, each written atomically (a
 //! temporary file in the same directory, flushed, renamed over, the directory synced).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use turnkeeper_model::{BlockKind, BodyKind, Format, FormatHint, Transcript, read};
 
 use crate::sse;
+use crate::wire_turn::{
+    ChatRecord, ConverseRecord, ResponsesItem, WireFamily, WireRecord, WireTurn, response_family,
+    text_key,
+};
 
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +165,12 @@ pub struct TurnStore {
     by_fingerprint: HashMap<String, u64>,
     by_tool: HashMap<String, u64>,
     by_text: HashMap<String, u64>,
+    /// The wire families' turns, with what they carry, read.
+    wire: HashMap<u64, (WireTurn, WireRecord)>,
+    /// Wire turns by namespaced key ([`WireTurn::keys`]).
+    by_wire: HashMap<String, u64>,
+    /// Text keys two different wire turns share: found by neither.
+    ambiguous: HashSet<String>,
     /// Files in the directory that could not be read, with the reason.
     pub problems: Vec<String>,
 }
@@ -249,9 +259,10 @@ impl TurnStore {
         for (_, p) in entries {
             match std::fs::read_to_string(&p)
                 .map_err(|e| e.to_string())
-                .and_then(|s| serde_json::from_str::<StoredTurn>(&s).map_err(|e| e.to_string()))
+                .and_then(|s| serde_json::from_str::<OnDisk>(&s).map_err(|e| e.to_string()))
             {
-                Ok(turn) => store.index(turn),
+                Ok(OnDisk::Anthropic(turn)) => store.index(turn),
+                Ok(OnDisk::Wire(turn)) => store.index_wire(turn),
                 Err(e) => store.problems.push(format!("{}: {e}", p.display())),
             }
         }
@@ -266,14 +277,14 @@ impl TurnStore {
         self
     }
 
-    /// Number of stored turns.
+    /// Number of stored turns (of every family).
     pub fn len(&self) -> usize {
-        self.turns.len()
+        self.turns.len() + self.wire.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.turns.is_empty()
+        self.turns.is_empty() && self.wire.is_empty()
     }
 
     /// Adds `turn` in memory only (never written to the directory): for a store assembled for
@@ -314,16 +325,20 @@ impl TurnStore {
         let Some(limit) = self.limit else {
             return;
         };
-        while self.turns.len() > limit {
+        while self.len() > limit {
             let Some(slot) = self.order.pop_front() else {
                 break;
             };
-            let Some(turn) = self.turns.remove(&slot) else {
+            let fp = if let Some(turn) = self.turns.remove(&slot) {
+                self.by_tool.retain(|_, s| *s != slot);
+                self.by_text.retain(|_, s| *s != slot);
+                turn.fingerprint()
+            } else if let Some((turn, _)) = self.wire.remove(&slot) {
+                self.by_wire.retain(|_, s| *s != slot);
+                wire_fingerprint(&turn)
+            } else {
                 continue;
             };
-            self.by_tool.retain(|_, s| *s != slot);
-            self.by_text.retain(|_, s| *s != slot);
-            let fp = turn.fingerprint();
             self.by_fingerprint.remove(&fp);
             if let Some(dir) = &self.dir {
                 let path = dir.join(format!("{fp}.json"));
@@ -366,6 +381,130 @@ impl TurnStore {
             })
     }
 
+    /// Records a response body of any family turnkeeper reads, told from the body: an Anthropic
+    /// Messages response or stream (as [`TurnStore::add_response`]), a Chat Completions
+    /// response or its complete stream, a Responses response or its complete stream, a Converse
+    /// response. With a directory, the turn is also written to disk atomically.
+    ///
+    /// # Errors
+    /// When `body` is no whole response of these, or writing fails.
+    pub fn add_any_response(&mut self, body: &str) -> Result<Recorded, StoreError> {
+        let family = response_family(body).ok_or_else(|| {
+            StoreError::NotAResponse(
+                "not a response of a family turnkeeper reads (Anthropic Messages, Chat \
+                 Completions, Responses, Converse), nor an event stream of one"
+                    .to_owned(),
+            )
+        })?;
+        if family == WireFamily::Anthropic {
+            let turn = self.add_response(body)?;
+            return Ok(Recorded {
+                family,
+                response_id: turn.response_id.clone(),
+            });
+        }
+        let turn = WireTurn::from_response(body, family)?;
+        let response_id = turn.response_id.clone();
+        if let Some(dir) = &self.dir {
+            let path = dir.join(format!("{}.json", wire_fingerprint(&turn)));
+            let text = serde_json::to_string(&turn)
+                .map_err(|e| StoreError::NotAResponse(e.to_string()))?;
+            crate::fsio::write_private_atomically(&path, text.as_bytes()).map_err(io(&path))?;
+        }
+        self.index_wire(turn);
+        Ok(Recorded {
+            family,
+            response_id,
+        })
+    }
+
+    fn index_wire(&mut self, turn: WireTurn) {
+        let fp = wire_fingerprint(&turn);
+        if let Some(old) = self.by_fingerprint.get(&fp).copied() {
+            self.order.retain(|&s| s != old);
+            self.order.push_back(old);
+            return;
+        }
+        let record = match turn.record() {
+            Ok(r) => r,
+            Err(e) => {
+                self.problems.push(e.to_string());
+                return;
+            }
+        };
+        let slot = self.next;
+        self.next += 1;
+        for k in WireTurn::keys(&record) {
+            if self.ambiguous.contains(&k) {
+                continue;
+            }
+            let is_text = k.starts_with("chat:text:");
+            match self.by_wire.get(&k) {
+                // Two turns with the same visible text: neither can be told by it.
+                Some(_) if is_text => {
+                    self.by_wire.remove(&k);
+                    self.ambiguous.insert(k);
+                }
+                _ => {
+                    self.by_wire.insert(k, slot);
+                }
+            }
+        }
+        self.by_fingerprint.insert(fp, slot);
+        self.wire.insert(slot, (turn, record));
+        self.order.push_back(slot);
+        self.evict();
+    }
+
+    fn wire_get(&self, key: &str) -> Option<&WireRecord> {
+        self.by_wire
+            .get(key)
+            .and_then(|s| self.wire.get(s))
+            .map(|(_, r)| r)
+    }
+
+    /// The stored Chat turn of an assistant message: by the first of its tool call ids the
+    /// store knows, else (a message without calls) by its `content` text, when exactly one
+    /// stored turn has that text.
+    pub fn chat_turn(&self, call_ids: &[&str], content: Option<&str>) -> Option<&ChatRecord> {
+        let hit = if call_ids.is_empty() {
+            content
+                .and_then(text_key)
+                .and_then(|h| self.wire_get(&format!("chat:text:{h}")))
+        } else {
+            call_ids
+                .iter()
+                .find_map(|id| self.wire_get(&format!("chat:call:{id}")))
+        };
+        match hit {
+            Some(WireRecord::Chat(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The output of the stored Responses turn holding an item whose `call_id` (first) or `id`
+    /// is `key`.
+    pub fn responses_output(&self, key: &str) -> Option<&[ResponsesItem]> {
+        let hit = self
+            .wire_get(&format!("responses:call:{key}"))
+            .or_else(|| self.wire_get(&format!("responses:id:{key}")));
+        match hit {
+            Some(WireRecord::Responses(items)) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The stored Converse turn that made the tool call `tool_use_id`.
+    pub fn converse_turn(&self, tool_ids: &[&str]) -> Option<&ConverseRecord> {
+        match tool_ids
+            .iter()
+            .find_map(|id| self.wire_get(&format!("converse:tool:{id}")))
+        {
+            Some(WireRecord::Converse(c)) => Some(c),
+            _ => None,
+        }
+    }
+
     /// The stored original of message `msg` of `t`, if the store has it.
     pub fn find(&self, t: &Transcript<'_>, msg: usize) -> Option<&StoredTurn> {
         self.find_keys(&TurnKeys::of(t, msg))
@@ -379,6 +518,28 @@ impl TurnStore {
             .or_else(|| k.text.as_ref().and_then(|x| self.by_text.get(x)))
             .and_then(|n| self.turns.get(n))
     }
+}
+
+/// What [`TurnStore::add_any_response`] recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The family the response was read as.
+    pub family: WireFamily,
+    /// Its response id, when it had one.
+    pub response_id: Option<String>,
+}
+
+/// A file of the store: an Anthropic turn, or a wire family's.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum OnDisk {
+    Anthropic(StoredTurn),
+    Wire(WireTurn),
+}
+
+/// The name of a wire turn (its family and its text).
+fn wire_fingerprint(turn: &WireTurn) -> String {
+    crate::ledger::fingerprint(&format!("{}\n{}", turn.family.name(), turn.raw))
 }
 
 /// Creates `dir` (and its parents) and, on Unix, makes it accessible to its owner only.
@@ -581,6 +742,71 @@ data: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(s.len(), 0);
         assert_eq!(s.problems.len(), 1, "{:?}", s.problems);
         assert!(s.problems[0].contains("broken.json"), "{:?}", s.problems);
+    }
+
+    fn chat_response(id: &str, reasoning: &str, call: Option<&str>, text: &str) -> String {
+        let calls = call.map_or(String::new(), |c| {
+            format!(r#","tool_calls":[{{"id":"{c}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]"#)
+        });
+        format!(
+            r#"{{"id":"{id}","choices":[{{"index":0,"message":{{"role":"assistant","content":"{text}","reasoning_content":"{reasoning}"{calls}}},"finish_reason":"stop"}}]}}"#
+        )
+    }
+
+    /// Wire turns are found by call id, by an unambiguous text, and survive a reopen; a text two
+    /// turns share finds neither.
+    #[test]
+    fn wire_turns_are_kept_on_disk_and_found_by_their_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let mut s = TurnStore::open(dir.path()).expect("open");
+            let r = s
+                .add_any_response(&chat_response("c1", "r1", Some("call_1"), ""))
+                .expect("chat");
+            assert_eq!(
+                r,
+                Recorded {
+                    family: WireFamily::Chat,
+                    response_id: Some("c1".to_owned())
+                }
+            );
+            s.add_any_response(&chat_response("c2", "r2", None, "Same answer."))
+                .expect("chat");
+            s.add_any_response(&chat_response("c3", "r3", None, "Unique answer."))
+                .expect("chat");
+            s.add_any_response(&chat_response("c4", "r4", None, " Same answer. "))
+                .expect("chat");
+            s.add_any_response(RESP).expect("anthropic");
+        }
+        let s = TurnStore::open(dir.path()).expect("reopen");
+        assert_eq!((s.len(), s.problems.len()), (5, 0), "{:?}", s.problems);
+        let rc = |c: Option<&ChatRecord>| c.and_then(|c| c.reasoning_content.clone());
+        assert_eq!(
+            rc(s.chat_turn(&["call_1"], None)),
+            Some("\"r1\"".to_owned())
+        );
+        assert_eq!(
+            rc(s.chat_turn(&["call_9", "call_1"], None)),
+            Some("\"r1\"".to_owned())
+        );
+        assert_eq!(
+            rc(s.chat_turn(&[], Some("Unique answer."))),
+            Some("\"r3\"".to_owned())
+        );
+        assert_eq!(rc(s.chat_turn(&[], Some("Same answer."))), None);
+        assert_eq!(rc(s.chat_turn(&["call_9"], None)), None);
+        assert!(s.responses_output("call_1").is_none());
+        let mut small = TurnStore::in_memory().with_limit(1);
+        small
+            .add_any_response(&chat_response("c1", "r1", Some("call_1"), ""))
+            .expect("chat");
+        small
+            .add_any_response(&chat_response("c5", "r5", Some("call_5"), ""))
+            .expect("chat");
+        assert_eq!(small.len(), 1);
+        assert!(small.chat_turn(&["call_1"], None).is_none());
+        assert!(small.chat_turn(&["call_5"], None).is_some());
+        assert!(small.add_any_response(r#"{"messages":[]}"#).is_err());
     }
 
     #[test]

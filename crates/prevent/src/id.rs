@@ -120,6 +120,9 @@ rule_ids! {
     /// OpenAI Responses: with `store: false`, an item only the server could resolve (a
     /// reasoning item with an `rs_` id and no `encrypted_content`, an `item_reference`).
     Or03 = "OR-03", "Responses: an item the server cannot resolve under store:false";
+    /// OpenAI Responses: a reasoning item whose `encrypted_content` cannot verify: altered, or
+    /// dropped by the client before the item it produced (restored from the turn store).
+    Or17 = "OR-17", "Responses: reasoning altered or dropped (restored from the turn store)";
     /// OpenAI Responses: a function call without its output, or an output without its call.
     Or05 = "OR-05", "Responses: function calls and outputs do not pair up";
     /// OpenAI Responses: a reasoning item without `summary`.
@@ -307,6 +310,9 @@ pub enum ChangeAction {
     /// A message was moved to another place in the conversation (a tool answer brought up to
     /// the call it answers).
     MovedMessage,
+    /// A field (or a Responses item) was put back as the provider sent it (turn store): a
+    /// `reasoning_content`, a thought signature, a reasoning item.
+    RestoredField,
     /// A field was added: a provider-documented empty stand-in (`reasoning_content: ""`,
     /// `summary: []`, Google's dummy thought signature). Lossy: the provider accepts the request,
     /// but the model sees no reasoning there.
@@ -326,6 +332,7 @@ impl ChangeAction {
             ChangeAction::InsertedMessage => "inserted_message",
             ChangeAction::MergedMessage => "merged_message",
             ChangeAction::RestoredMessage => "restored_message",
+            ChangeAction::RestoredField => "restored_field",
             ChangeAction::Request => "request",
             ChangeAction::MovedMessage => "moved_message",
             ChangeAction::LossyStandIn => "lossy_stand_in",
@@ -410,6 +417,7 @@ mod tests {
             (ChangeAction::InsertedMessage, "inserted_message"),
             (ChangeAction::MergedMessage, "merged_message"),
             (ChangeAction::RestoredMessage, "restored_message"),
+            (ChangeAction::RestoredField, "restored_field"),
             (ChangeAction::Request, "request"),
             (ChangeAction::LossyStandIn, "lossy_stand_in"),
         ];

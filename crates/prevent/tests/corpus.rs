@@ -121,6 +121,23 @@ fn corpus_accepted_requests_pass_check_and_repair_unchanged() {
     );
 }
 
+/// The turn store a damaged case runs with: the provider's responses its expect file lists under
+/// `"store"` (files beside the case), recorded as `turnkeeper store add` records them; `None`
+/// without the key.
+fn case_store(case: &Path, expect: &serde_json::Value) -> Option<turnkeeper_guard::TurnStore> {
+    let files = expect["store"].as_array()?;
+    let dir = case.parent()?;
+    let mut store = turnkeeper_guard::TurnStore::in_memory();
+    for f in files.iter().filter_map(|f| f.as_str()) {
+        let body = std::fs::read_to_string(dir.join(f))
+            .unwrap_or_else(|e| panic!("{}: {f}: {e}", case.display()));
+        store
+            .add_any_response(&body)
+            .unwrap_or_else(|e| panic!("{}: {f}: {e}", case.display()));
+    }
+    Some(store)
+}
+
 /// What `check` finds in `text` and what `repair` makes of it, each family by its own reader.
 fn check_and_repair<'a>(
     text: &'a str,
@@ -211,6 +228,9 @@ fn write_expect(path: &Path, expect: &serde_json::Value, got: &Lists) {
     if !expect["policy"].is_null() {
         fields.push(("policy", expect["policy"].clone()));
     }
+    if !expect["store"].is_null() {
+        fields.push(("store", expect["store"].clone()));
+    }
     fields.extend([
         ("rules", serde_json::json!(got.rules)),
         ("warnings", serde_json::json!(got.warnings)),
@@ -248,6 +268,7 @@ fn damaged_cases() -> Vec<PathBuf> {
         p.extension().is_some_and(|x| x == "json")
             && !name.ends_with(".expect.json")
             && !name.ends_with(".after.json")
+            && !name.ends_with(".response.json")
     });
     cases.sort();
     cases
@@ -278,8 +299,10 @@ fn corpus_damaged_transcripts_give_exact_rules_and_repairs() {
             failures.push(format!("{name}: no readable {}", expect_path.display()));
             continue;
         };
+        let store = case_store(path, &expect);
         let mut opts = Options {
             model: expect["model"].as_str().map(str::to_owned),
+            store: store.as_ref(),
             ..Options::default()
         };
         opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();
@@ -431,8 +454,10 @@ fn corpus_damaged_reports() {
             .ok()
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
+        let store = case_store(path, &expect);
         let mut opts = Options {
             model: expect["model"].as_str().map(str::to_owned),
+            store: store.as_ref(),
             ..Options::default()
         };
         opts.policy.merge_same_role = expect["policy"]["merge_same_role"].as_bool();

@@ -334,6 +334,11 @@ fn apply(
             );
             Ok(hand_back(request))
         }
+        Action::RestoreReasoning { .. } | Action::EmptyReasoning { .. }
+            if wire_format(request).is_some() =>
+        {
+            apply_wire_reasoning(request, action, opts, report)
+        }
         Action::RestoreReasoning { .. }
         | Action::EmptyReasoning { .. }
         | Action::DropUnsignedReasoning
@@ -671,6 +676,64 @@ fn strip(
         opts,
         report,
     )
+}
+
+/// The wire family (Chat, Responses, Converse) `request` reads as, if it is one.
+fn wire_format(request: &str) -> Option<Format> {
+    turnkeeper_model::sniff_detail(request)
+        .ok()
+        .map(|s| s.format)
+        .filter(|f| matches!(f, Format::Chat | Format::Responses | Format::Converse))
+}
+
+/// `restore_reasoning` and `empty_reasoning` on a Chat body (DS-03, KM-01): prevent's wire
+/// repair, with the turn store and no stand-in for the first (it applies only when something
+/// was restored), without the store and with the provider's empty value for the second (only
+/// when a stand-in was added). Every other change the repair makes is reported with them.
+fn apply_wire_reasoning(
+    request: &str,
+    action: &Action,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    let Some(format) = wire_format(request) else {
+        return Ok(Applied::Skip("not a wire-family body".to_owned()));
+    };
+    let mut o = opts.clone();
+    let wanted = match action {
+        Action::RestoreReasoning { .. } => {
+            if o.store.is_none() {
+                return Ok(Applied::Skip("no turn store was given".to_owned()));
+            }
+            o.policy.empty_stand_ins = false;
+            turnkeeper_prevent::ChangeAction::RestoredField
+        }
+        _ => {
+            o.store = None;
+            o.policy.empty_stand_ins = true;
+            turnkeeper_prevent::ChangeAction::LossyStandIn
+        }
+    };
+    let r = turnkeeper_prevent::wire::repair_wire(request, format, &o)?;
+    let addressing: Vec<usize> = r
+        .report
+        .changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.action == wanted)
+        .map(|(n, _)| report.changes.len() + n)
+        .collect();
+    if addressing.is_empty() {
+        return Ok(Applied::Skip(match wanted {
+            turnkeeper_prevent::ChangeAction::RestoredField => {
+                "the turn store holds no reasoning this request lost".to_owned()
+            }
+            _ => "no message of this request takes the provider's empty reasoning value".to_owned(),
+        }));
+    }
+    report.addressing = addressing;
+    let body = r.body.into_owned();
+    Ok(done_with(body, r.report, Vec::new(), report))
 }
 
 /// The repair pass after an action's own edit: records the action's changes as addressing the

@@ -944,3 +944,44 @@ fn manual_thinking_unsupported_switches_to_adaptive_where_the_model_allows_it() 
     assert!(matches!(r.action, Action::GiveUp { .. }));
     assert_eq!(r.outcome, Outcome::HandBack);
 }
+
+/// A DeepSeek Chat body that lost its `reasoning_content`: `restore_reasoning` puts the stored
+/// value back when the store has it; without a store the rung is skipped and `empty_reasoning`
+/// adds the provider's empty value, reported lossy.
+#[test]
+fn a_chat_body_gets_its_reasoning_restored_else_the_empty_value() {
+    let resp = r#"{"id":"c1","model":"deepseek-v4-pro","choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":"Look it up.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+    let req = r#"{"model":"deepseek-v4-pro","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":"x"}]}"#;
+    let err = "Missing `reasoning_content` field in the assistant message at message index 1";
+    let d = turnkeeper_recover::classify(Some(400), err);
+    let mut store = TurnStore::in_memory();
+    store.add_any_response(resp).expect("a Chat response");
+    let mut attempts = turnkeeper_recover::Attempts::new();
+    let r = turnkeeper_recover::recover(req, &d, &mut attempts, Some(&store)).expect("recovers");
+    let changes: Vec<String> = r
+        .report
+        .changes
+        .iter()
+        .map(|c| format!("{} {} {}", c.rule, c.action, c.path))
+        .collect();
+    assert_eq!(
+        (r.action.name(), r.body.as_str(), changes.as_slice()),
+        (
+            "restore_reasoning",
+            r#"{"model":"deepseek-v4-pro","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}],"reasoning_content":"Look it up."},{"role":"tool","tool_call_id":"call_1","content":"x"}]}"#,
+            &["DS-03 restored_field messages[1].reasoning_content".to_owned()][..],
+        )
+    );
+    assert_eq!(r.report.addressing, vec![0]);
+    let mut attempts = turnkeeper_recover::Attempts::new();
+    let r = turnkeeper_recover::recover(req, &d, &mut attempts, None).expect("recovers");
+    let skipped: Vec<&str> = r.report.skipped.iter().map(|s| s.action.name()).collect();
+    assert_eq!(
+        (r.action.name(), skipped.as_slice(), r.body.as_str()),
+        (
+            "empty_reasoning",
+            &["restore_reasoning"][..],
+            r#"{"model":"deepseek-v4-pro","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}],"reasoning_content":""},{"role":"tool","tool_call_id":"call_1","content":"x"}]}"#,
+        )
+    );
+}

@@ -238,6 +238,63 @@ impl Edit {
     }
 }
 
+impl Edit {
+    /// Inserts the member `"key": json` into the object at `obj` (members `members`) the way the
+    /// object writes its own: with its separators (`, ` or `,` between members, `: ` or `:`
+    /// after a key, taken from its first members), at the place sorted keys would give it when
+    /// the object's keys are sorted, else after its last member. Used to put a field back that
+    /// a client dropped, so that the object comes out as the client wrote it before.
+    pub fn insert_member_like(
+        src: &str,
+        obj: Span,
+        members: &[Member],
+        key: &str,
+        json: &str,
+    ) -> Edit {
+        let Some(first) = members.first() else {
+            return Edit::add_member(obj, members, key, json);
+        };
+        // After the key's closing quote, up to the value.
+        let colon = Span::new(first.key.span.end as usize + 1, first.value.start as usize)
+            .get(src)
+            .to_owned();
+        let colon = if colon.trim() == ":" {
+            colon
+        } else {
+            ":".to_owned()
+        };
+        let comma = members
+            .get(1)
+            .map(|m| Span::new(first.value.end as usize, m.start() as usize).get(src))
+            .filter(|c| c.trim() == ",")
+            .unwrap_or(",")
+            .to_owned();
+        let keys: Vec<std::borrow::Cow<'_, str>> =
+            members.iter().map(|m| m.key.decode(src)).collect();
+        let sorted = keys.windows(2).all(|w| w[0] <= w[1]);
+        let mut member = String::with_capacity(key.len() + json.len() + 6);
+        crate::json::write_string(&mut member, key);
+        member.push_str(&colon);
+        member.push_str(json);
+        let before = if sorted {
+            keys.iter().position(|k| k.as_ref() > key)
+        } else {
+            None
+        };
+        match before {
+            Some(k) => {
+                member.push_str(&comma);
+                Edit::insert(members[k].start(), member)
+            }
+            None => {
+                let mut text = comma;
+                text.push_str(&member);
+                Edit::insert(members[members.len() - 1].value.end, text)
+            }
+        }
+    }
+}
+
 /// Writes `src[range]` with `edits` applied (each inside `range`; overlapping edits after the
 /// first are skipped) into `out`.
 pub fn splice_into(src: &str, range: Span, edits: &mut [Edit], out: &mut String) {
@@ -445,6 +502,26 @@ mod tests {
             let mut e = vec![Edit::remove_member(&members, k).expect("member")];
             splice_into(src, obj, &mut e, &mut out);
             assert_eq!(out, expect);
+        }
+        for (src2, expect) in [
+            (r#"{"a": 1, "c": 3}"#, r#"{"a": 1, "b": "", "c": 3}"#),
+            (r#"{"c":1,"a":3}"#, r#"{"c":1,"a":3,"b":""}"#),
+            (r#"{"a" : 1}"#, r#"{"a" : 1,"b" : ""}"#),
+            ("{}", r#"{"b":""}"#),
+        ] {
+            let mut s2 = Scanner::new(src2).expect("scanner");
+            let mut m2 = Vec::new();
+            let o2 = s2
+                .object(|s, key| -> Result<(), SyntaxError> {
+                    let value = s.skip_value()?;
+                    m2.push(Member { key, value });
+                    Ok(())
+                })
+                .expect("object");
+            let mut out = String::new();
+            let mut e = vec![Edit::insert_member_like(src2, o2, &m2, "b", "\"\"")];
+            splice_into(src2, o2, &mut e, &mut out);
+            assert_eq!(out, expect, "{src2}");
         }
         let mut out = String::new();
         let mut e = vec![Edit::add_member(obj, &members, "d", "\"\"")];

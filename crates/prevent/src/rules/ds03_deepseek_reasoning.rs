@@ -22,9 +22,12 @@
 //! turns accepted without the field (`real-traffic/openai-chat/crush--*deepseek-v4*`), so there
 //! the finding is a warning and nothing is added.
 //!
-//! Repair: the empty stand-in `reasoning_content: ""` (DS-04, verified 200 against the live
-//! API, earendil-works/pi PR #3659), only on a DeepSeek target, reported as lossy; off by policy
-//! (`empty_stand_ins`). Restoring the text from a turn store is not done yet.
+//! Repair: first, the `reasoning_content` DeepSeek sent for that turn, put back byte for byte
+//! from the turn store (found by the message's tool call ids, else by its text), reported as
+//! restored (api-rules-reasoning-2026-11.md §0.3 item 1: nothing is lost or made up). Only when
+//! the store does not have it, the empty stand-in `reasoning_content: ""` (DS-04, verified 200
+//! against the live API, earendil-works/pi PR #3659), only on a DeepSeek target, reported as
+//! lossy; off by policy (`empty_stand_ins`).
 //!
 //! Scope: format `chat`; provider DeepSeek; fix: lossy stand-in.
 
@@ -97,6 +100,14 @@ pub fn run(cx: &mut ChatCx<'_, '_>) {
                     None,
                 );
             } else if tool_span {
+                let stored = cx.stored_reasoning(i);
+                let repair = if stored.is_some() {
+                    Some("put back the reasoning_content DeepSeek sent (turn store)".to_owned())
+                } else {
+                    cx.policy
+                        .empty_stand_ins
+                        .then(|| "add reasoning_content: \"\" (lossy)".to_owned())
+                };
                 cx.find(
                     RuleId::Ds03,
                     Severity::Error,
@@ -110,15 +121,16 @@ pub fn run(cx: &mut ChatCx<'_, '_>) {
                          API.)",
                         cx.provider_name()
                     ),
-                    cx.policy
-                        .empty_stand_ins
-                        .then(|| "add reasoning_content: \"\" (lossy)".to_owned()),
+                    repair,
                 );
-                cx.stand_in_reasoning(
-                    RuleId::Ds03,
-                    i,
-                    "DS-04: the key must be present, and an empty one is accepted",
-                );
+                match stored {
+                    Some(json) => cx.restore_reasoning(RuleId::Ds03, i, &json),
+                    None => cx.stand_in_reasoning(
+                        RuleId::Ds03,
+                        i,
+                        "DS-04: the key must be present, and an empty one is accepted",
+                    ),
+                }
             } else if tools {
                 cx.find(
                     RuleId::Ds03,

@@ -14,7 +14,9 @@
 //! it is one step. Image models (GM-23) and Gemini through a router (OpenRouter carries the
 //! signature in `reasoning_details`, ORT-05) are left alone.
 //!
-//! Repair: Google's documented dummy `skip_thought_signature_validator` on the first call of
+//! Repair: first, the call's own `extra_content` as Gemini sent it (with its signature), put
+//! back from the turn store (found by the call's id), reported as restored. Only when the store
+//! does not have it, Google's documented dummy `skip_thought_signature_validator` on the first call of
 //! such a step only (GM-05; Continue's fix, continuedev/continue PR #8865), only on a Gemini
 //! target, reported as lossy; off by policy (`empty_stand_ins`). A call with an
 //! `extra_content` of another shape is reported, not edited.
@@ -59,7 +61,14 @@ pub fn run(cx: &mut ChatCx<'_, '_>) {
             continue;
         }
         let name = text(src, first.name).into_owned();
-        let can = !first.has_extra_content && cx.policy.empty_stand_ins;
+        let call_id = text(src, first.id).into_owned();
+        let stored = cx
+            .stored(i)
+            .and_then(|r| r.calls.iter().find(|c| c.id == call_id))
+            .filter(|c| c.thought_signature.is_some())
+            .and_then(|c| c.extra_content.clone())
+            .filter(|_| !first.has_extra_content);
+        let can = !first.has_extra_content && (stored.is_some() || cx.policy.empty_stand_ins);
         cx.find(
             RuleId::Gm18,
             Severity::Error,
@@ -70,13 +79,31 @@ pub fn run(cx: &mut ChatCx<'_, '_>) {
                  Function call is missing a thought_signature in functionCall parts (function \
                  call `default_api:{name}`)"
             ),
-            can.then(|| format!("sign it with Google's documented dummy {DUMMY:?} (lossy)")),
+            can.then(|| match stored {
+                Some(_) => "put back the signature Gemini sent (turn store)".to_owned(),
+                None => format!("sign it with Google's documented dummy {DUMMY:?} (lossy)"),
+            }),
         );
         // A call edited by an earlier rule of this pass is signed in the next pass.
         if !can || !cx.repair || cx.out.plan.inner.contains_key(&i) {
             continue;
         }
         let members = cx.body.call_members(first);
+        if let Some(extra) = stored {
+            cx.edit(
+                i,
+                Edit::insert_member_like(src, first.span, members, "extra_content", &extra),
+            );
+            cx.out.change(
+                RuleId::Gm18,
+                ChangeAction::RestoredField,
+                format!("messages[{i}].tool_calls[0].extra_content"),
+                "put back the thought signature Gemini sent with this call (turn store), which \
+                 the client dropped"
+                    .to_owned(),
+            );
+            continue;
+        }
         let json = format!("{{\"google\":{{\"thought_signature\":\"{DUMMY}\"}}}}");
         cx.edit(
             i,

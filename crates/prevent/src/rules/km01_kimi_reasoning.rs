@@ -19,8 +19,11 @@
 //! `thinking` says so, or the model thinks by default (`*-thinking`, K2.5 and later, K3), or
 //! the body replays `reasoning_content` on some assistant message.
 //!
-//! Repair: the empty stand-in `reasoning_content: ""` (KM-07: Moonshot's own CLI replays `""`),
-//! only on a Kimi target, reported as lossy; off by policy (`empty_stand_ins`).
+//! Repair: first, the `reasoning_content` Kimi sent for that turn, put back byte for byte from
+//! the turn store (by the message's tool call ids, else its text), reported as restored. Only
+//! when the store does not have it, the empty stand-in `reasoning_content: ""` (KM-07:
+//! Moonshot's own CLI replays `""`), only on a Kimi target, reported as lossy; off by policy
+//! (`empty_stand_ins`).
 //!
 //! Scope: format `chat`; provider Kimi; fix: lossy stand-in.
 
@@ -111,20 +114,29 @@ pub fn run(cx: &mut ChatCx<'_, '_>) {
             );
             continue;
         }
+        let stored = cx.stored_reasoning(i);
+        let repair = if stored.is_some() {
+            Some("put back the reasoning_content Kimi sent (turn store)".to_owned())
+        } else {
+            cx.policy
+                .empty_stand_ins
+                .then(|| "add reasoning_content: \"\" (lossy)".to_owned())
+        };
         cx.find(
             RuleId::Km01,
             Severity::Error,
             i,
             format!("messages[{i}]"),
             format!("{} rejects this: {text}", cx.provider_name()),
-            cx.policy
-                .empty_stand_ins
-                .then(|| "add reasoning_content: \"\" (lossy)".to_owned()),
+            repair,
         );
-        cx.stand_in_reasoning(
-            RuleId::Km01,
-            i,
-            "KM-07: an empty reasoning_content is what Moonshot's own clients replay",
-        );
+        match stored {
+            Some(json) => cx.restore_reasoning(RuleId::Km01, i, &json),
+            None => cx.stand_in_reasoning(
+                RuleId::Km01,
+                i,
+                "KM-07: an empty reasoning_content is what Moonshot's own clients replay",
+            ),
+        }
     }
 }

@@ -71,6 +71,7 @@ pub mod or11_reasoning_summary;
 pub mod or12_reasoning_content;
 pub mod or13_no_reasoning_model;
 pub mod or14_duplicate_ids;
+pub mod or17_restore_reasoning;
 
 use turnkeeper_model::Format;
 
@@ -375,6 +376,13 @@ pub const WIRE_RULES: &[WireRule] = &[
         ids: &[RuleId::Or03],
         formats: RESPONSES,
         providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or17_restore_reasoning",
+        ids: &[RuleId::Or17],
+        formats: RESPONSES,
+        providers: &[Provider::OpenAi],
         fix: Fix::Safe,
     },
     WireRule {

@@ -5,7 +5,8 @@
 //! nothing go (OA-03); then the providers' own reasoning rules (DS-03, KM-01, GM-18, OA-07) look
 //! at the messages that remain.
 
-use turnkeeper_model::wire::chat::{ChatBody, ChatMessage, ChatRole};
+use turnkeeper_guard::TurnStore;
+use turnkeeper_model::wire::chat::{ChatBody, ChatContent, ChatMessage, ChatRole};
 use turnkeeper_model::wire::{Edit, Piece};
 
 use crate::Policy;
@@ -26,6 +27,8 @@ pub struct ChatCx<'b, 'a> {
     pub target: &'b Target,
     /// The repair policy.
     pub policy: &'b Policy,
+    /// The turn store, for putting back what the provider sent.
+    pub store: Option<&'b TurnStore>,
     /// True when repairs are planned, not only findings made.
     pub repair: bool,
     /// Findings, changes and the plan.
@@ -141,12 +144,19 @@ impl<'b, 'a> ChatCx<'b, 'a> {
 }
 
 /// Runs every Chat rule over `body` for `target`.
-pub fn run(body: &ChatBody<'_>, target: &Target, policy: &Policy, repair: bool) -> WireOut {
+pub fn run(
+    body: &ChatBody<'_>,
+    target: &Target,
+    policy: &Policy,
+    store: Option<&TurnStore>,
+    repair: bool,
+) -> WireOut {
     let n = body.messages.len();
     let mut cx = ChatCx {
         body,
         target,
         policy,
+        store,
         repair,
         out: WireOut::default(),
         removed: vec![false; n],
@@ -168,6 +178,57 @@ pub fn text<'a>(src: &'a str, s: Option<turnkeeper_model::StrSpan>) -> std::borr
 }
 
 impl ChatCx<'_, '_> {
+    /// The stored turn of assistant message `i`: by its tool call ids, else by its content text
+    /// (when exactly one stored turn has it).
+    pub fn stored(&self, i: usize) -> Option<&turnkeeper_guard::wire_turn::ChatRecord> {
+        let store = self.store?;
+        let m = self.body.messages.get(i)?;
+        let src = self.src();
+        let ids: Vec<std::borrow::Cow<'_, str>> = m
+            .calls
+            .iter()
+            .filter_map(|c| c.id.map(|s| s.decode(src)))
+            .collect();
+        let ids: Vec<&str> = ids.iter().map(|s| s.as_ref()).collect();
+        let content = match m.content {
+            ChatContent::Text { text, .. } => Some(text.decode(src)),
+            _ => None,
+        };
+        store.chat_turn(&ids, content.as_deref())
+    }
+
+    /// The `reasoning_content` the provider sent for message `i` (JSON text), when the store
+    /// has it.
+    pub fn stored_reasoning(&self, i: usize) -> Option<String> {
+        self.stored(i).and_then(|r| r.reasoning_content.clone())
+    }
+
+    /// Plans putting back `reasoning_content` on message `i` exactly as the provider sent it
+    /// (`json`, from [`ChatCx::stored_reasoning`]), reported as restored: nothing is lost or
+    /// made up. Placed as the message writes its own members (see
+    /// [`Edit::insert_member_like`]).
+    pub fn restore_reasoning(&mut self, rule: RuleId, i: usize, json: &str) {
+        if !self.repair {
+            return;
+        }
+        let Some(m) = self.body.messages.get(i) else {
+            return;
+        };
+        let e = Edit::insert_member_like(self.src(), m.span, &m.members, "reasoning_content", json);
+        self.out.plan.edit(i, e);
+        self.out.change(
+            rule,
+            ChangeAction::RestoredField,
+            format!("messages[{i}].reasoning_content"),
+            format!(
+                "put back the reasoning_content {} sent for this turn ({} bytes, from the turn \
+                 store), which the client dropped",
+                self.provider_name(),
+                json.len()
+            ),
+        );
+    }
+
     /// Plans `"reasoning_content": ""` on message `i`: the empty stand-in DeepSeek (DS-04) and
     /// Kimi (KM-07) document as accepted, reported as lossy. Does nothing when the policy turns
     /// stand-ins off.

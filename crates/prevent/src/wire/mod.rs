@@ -173,6 +173,9 @@ pub struct WireOut {
     pub changes: Vec<Change>,
     /// The edits.
     pub plan: Plan,
+    /// The provider's originals a rule put back whole from the turn store (Responses reasoning
+    /// items): the guard allows them in the output.
+    pub restored: Vec<String>,
 }
 
 impl WireOut {
@@ -228,7 +231,7 @@ fn pass(
         Format::Chat => {
             let body = turnkeeper_model::wire::chat::read(src)?;
             let target = target_of(body.model(), opts);
-            let out = chat::run(&body, &target, &opts.policy, repair);
+            let out = chat::run(&body, &target, &opts.policy, opts.store, repair);
             let new = if repair {
                 turnkeeper_model::wire::render(src, &body.messages_at, clone_plan(&out.plan))
             } else {
@@ -239,7 +242,7 @@ fn pass(
         Format::Responses => {
             let body = turnkeeper_model::wire::responses::read(src)?;
             let target = target_of(body.model(), opts);
-            let out = responses::run(&body, &target, &opts.policy, repair);
+            let out = responses::run(&body, &target, &opts.policy, opts.store, repair);
             let new = if repair {
                 turnkeeper_model::wire::render(src, &body.input_at, clone_plan(&out.plan))
             } else {
@@ -287,17 +290,19 @@ pub fn repair_wire<'a>(
     }
     let mut report = Report::default();
     let mut current: Option<String> = None;
+    let mut restored: Vec<String> = Vec::new();
     for _ in 0..4 {
         let text = current.as_deref().unwrap_or(src);
         let (out, new) = pass(text, format, opts, true)?;
         match new {
             Some(body) if body != text => {
                 report.changes.extend(out.changes);
+                restored.extend(out.restored);
                 current = Some(body);
             }
             _ => {
                 report.findings_left = out.findings;
-                guard(src, current.as_deref(), format, &report)?;
+                guard(src, current.as_deref(), format, &report, &restored)?;
                 return Ok(Repaired {
                     body: match current {
                         Some(b) => Cow::Owned(b),
@@ -310,7 +315,7 @@ pub fn repair_wire<'a>(
     }
     let text = current.as_deref().unwrap_or(src);
     report.findings_left = check_wire(text, format, opts)?;
-    guard(src, current.as_deref(), format, &report)?;
+    guard(src, current.as_deref(), format, &report, &restored)?;
     Ok(Repaired {
         body: match current {
             Some(b) => Cow::Owned(b),
@@ -327,6 +332,7 @@ fn guard(
     out: Option<&str>,
     format: Format,
     report: &Report,
+    restored: &[String],
 ) -> Result<(), PreventError> {
     let Some(out) = out else {
         return Ok(());
@@ -337,7 +343,7 @@ fn guard(
             .iter()
             .filter(|c| c.fingerprint.is_some())
             .count();
-        responses::verify(src, out, removed)?;
+        responses::verify(src, out, removed, restored)?;
     }
     Ok(())
 }

@@ -27,17 +27,18 @@
 
 use std::borrow::Cow;
 
-use turnkeeper_guard::{GuardViolation, fingerprint};
+use turnkeeper_guard::{GuardViolation, TurnStore, fingerprint};
 use turnkeeper_model::StrSpan;
 use turnkeeper_model::wire::responses::{self as rv, Item, ItemKind, ResponsesBody, Role};
-use turnkeeper_model::wire::{Edit, Plan, splice_into};
+use turnkeeper_model::wire::{Edit, Piece, Plan, splice_into};
 
 use crate::Policy;
-use crate::finding::{Change, Severity};
+use crate::finding::{Change, Finding, Severity};
 use crate::id::{ChangeAction, RuleId};
 use crate::rules::{
     or01_orphan_reasoning, or02_item_ids, or03_store_false, or05_call_pairing,
     or11_reasoning_summary, or12_reasoning_content, or13_no_reasoning_model, or14_duplicate_ids,
+    or17_restore_reasoning,
 };
 use crate::wire::{Provider, Target, WireOut};
 
@@ -92,6 +93,10 @@ pub struct ItemState {
     pub id_gone: Vec<bool>,
     /// Item `i` gained `"summary": []`.
     pub summary_added: Vec<bool>,
+    /// A reasoning item put back right before item `i`, as the provider sent it (OR-17).
+    pub insert_before: Vec<Option<String>>,
+    /// Item `i` replaced whole by the provider's original (OR-17).
+    pub replaced: Vec<Option<String>>,
 }
 
 /// What the Responses rules share: the body, its target, the policy, the items' state and what
@@ -106,6 +111,8 @@ pub struct ResponsesCx<'b, 'a> {
     pub judged: Judged,
     /// The repair policy.
     pub policy: &'b Policy,
+    /// The turn store, for putting back reasoning items the provider sent.
+    pub store: Option<&'b TurnStore>,
     /// True when repairs are made, not only findings.
     pub repair: bool,
     /// The items' state.
@@ -263,6 +270,28 @@ impl<'b, 'a> ResponsesCx<'b, 'a> {
     fn plan(&self) -> Plan {
         let mut plan = Plan::default();
         let n = self.body.input_at.elems.len();
+        let reordered = self
+            .st
+            .insert_before
+            .iter()
+            .chain(&self.st.replaced)
+            .any(Option::is_some);
+        if reordered {
+            let mut order = Vec::with_capacity(n + 1);
+            for i in 0..n {
+                if let Some(raw) = &self.st.insert_before[i] {
+                    order.push(Piece::New(raw.clone()));
+                }
+                if !self.st.keep[i] {
+                    continue;
+                }
+                match &self.st.replaced[i] {
+                    Some(raw) => order.push(Piece::New(raw.clone())),
+                    None => order.push(Piece::Orig(i)),
+                }
+            }
+            plan.items = Some(order);
+        }
         for (i, it) in self.body.items.iter().enumerate() {
             if !self.st.keep[i] {
                 plan.remove_item(n, i);
@@ -300,23 +329,36 @@ pub fn produced_with_id(it: &Item) -> bool {
 
 /// Runs every Responses rule over `body` for `target`: one pass when checking; when repairing,
 /// passes over the items' state until one changes nothing, then the plan.
-pub fn run(body: &ResponsesBody<'_>, target: &Target, policy: &Policy, repair: bool) -> WireOut {
+pub fn run(
+    body: &ResponsesBody<'_>,
+    target: &Target,
+    policy: &Policy,
+    store: Option<&TurnStore>,
+    repair: bool,
+) -> WireOut {
     let n = body.items.len();
     let mut cx = ResponsesCx {
         body,
         target,
         judged: Judged::of(target),
         policy,
+        store,
         repair,
         st: ItemState {
             keep: vec![true; n],
             reasoning_gone: vec![false; n],
             id_gone: vec![false; n],
             summary_added: vec![false; n],
+            insert_before: vec![None; n],
+            replaced: vec![None; n],
         },
         out: WireOut::default(),
         acted: false,
     };
+    // Putting back what the provider sent comes first, once: the other rules then judge the
+    // body as the provider would have it (in the next pass, which reads the result).
+    or17_restore_reasoning::run(&mut cx);
+    let restored: Vec<Finding> = std::mem::take(&mut cx.out.findings);
     for _ in 0..=n {
         cx.out.findings.clear();
         cx.acted = false;
@@ -337,6 +379,9 @@ pub fn run(body: &ResponsesBody<'_>, target: &Target, policy: &Policy, repair: b
             break;
         }
     }
+    let mut findings = restored;
+    findings.append(&mut cx.out.findings);
+    cx.out.findings = findings;
     cx.out.plan = cx.plan();
     cx.out
 }
@@ -350,7 +395,12 @@ pub fn run(body: &ResponsesBody<'_>, target: &Target, policy: &Policy, repair: b
 /// [`GuardViolation::Altered`] for a reasoning item of `out` that is none of the input's,
 /// [`GuardViolation::Unreported`] when more went than were reported, and
 /// [`GuardViolation::Unreadable`] when `out` does not read.
-pub fn verify(src: &str, out: &str, removed: usize) -> Result<(), GuardViolation> {
+pub fn verify(
+    src: &str,
+    out: &str,
+    removed: usize,
+    restored: &[String],
+) -> Result<(), GuardViolation> {
     let input = rv::read(src).map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
     let output = rv::read(out).map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
     // Each input reasoning item as it came, and as OR-11 may have left it.
@@ -366,6 +416,9 @@ pub fn verify(src: &str, out: &str, removed: usize) -> Result<(), GuardViolation
         });
         pool.push((i, it.span.get(src).to_owned(), with_summary));
     }
+    // The provider's originals put back from the turn store (OR-17): allowed in the output, and
+    // not counted missing when they are not there.
+    let mut extra: Vec<&str> = restored.iter().map(String::as_str).collect();
     for (j, it) in output.items.iter().enumerate() {
         if it.kind != ItemKind::Reasoning {
             continue;
@@ -377,6 +430,9 @@ pub fn verify(src: &str, out: &str, removed: usize) -> Result<(), GuardViolation
         match hit {
             Some(k) => {
                 pool.remove(k);
+            }
+            None if extra.contains(&raw) => {
+                extra.retain(|x| *x != raw);
             }
             None => {
                 return Err(GuardViolation::Altered {
@@ -424,25 +480,32 @@ mod tests {
     #[test]
     fn the_guard_refuses_altered_and_unreported_reasoning() {
         let src = r#"{"input":[{"type":"reasoning","id":"rs_1","encrypted_content":"gA"},{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"}]}"#;
-        let same = verify(src, src, 0);
+        let same = verify(src, src, 0, &[]);
         assert!(same.is_ok(), "{same:?}");
         let summary = src.replacen(r#""gA"}"#, r#""gA","summary":[]}"#, 1);
-        assert!(verify(src, &summary, 0).is_ok());
+        assert!(verify(src, &summary, 0, &[]).is_ok());
         let altered = src.replacen("gB", "gC", 1);
         assert!(matches!(
-            verify(src, &altered, 0),
+            verify(src, &altered, 0, &[]),
             Err(GuardViolation::Altered { .. })
         ));
         let one =
             r#"{"input":[{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"}]}"#;
         assert!(matches!(
-            verify(src, one, 0),
+            verify(src, one, 0, &[]),
             Err(GuardViolation::Unreported { missing: 1, .. })
         ));
-        assert!(verify(src, one, 1).is_ok());
+        assert!(verify(src, one, 1, &[]).is_ok());
+        let restored = r#"{"type":"reasoning","id":"rs_0","summary":[],"encrypted_content":"g0"}"#;
+        let with = src.replacen("[", &format!("[{restored},"), 1);
+        assert!(verify(src, &with, 0, &[restored.to_owned()]).is_ok());
+        assert!(matches!(
+            verify(src, &with, 0, &[]),
+            Err(GuardViolation::Altered { .. })
+        ));
         let twice = r#"{"input":[{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"},{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gB"}]}"#;
         assert!(matches!(
-            verify(src, twice, 0),
+            verify(src, twice, 0, &[]),
             Err(GuardViolation::Altered { .. })
         ));
     }
