@@ -10,6 +10,7 @@
 mod check;
 mod classify;
 mod claude_code;
+mod codex;
 mod input;
 mod inspect;
 mod opencode;
@@ -62,6 +63,11 @@ enum Command {
         #[command(subcommand)]
         command: claude_code::ClaudeCodeCommand,
     },
+    /// Codex CLI's rollouts (~/.codex/sessions): list, check, repair into a new rollout, undo.
+    Codex {
+        #[command(subcommand)]
+        command: codex::CodexCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -89,6 +95,7 @@ fn main() -> ExitCode {
         Command::Recover(a) => recover::run(&a),
         Command::Opencode { command } => opencode::run(&command),
         Command::ClaudeCode { command } => claude_code::run(&command),
+        Command::Codex { command } => codex::run(&command),
         Command::Proxy(a) => proxy::run(&a),
     }
 }

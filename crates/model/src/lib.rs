@@ -21,6 +21,7 @@
 //! ```
 
 pub mod claude_code;
+pub mod codex;
 pub mod edit;
 pub mod error;
 pub mod json;

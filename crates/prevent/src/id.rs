@@ -120,6 +120,9 @@ rule_ids! {
     /// OpenAI Responses: with `store: false`, an item only the server could resolve (a
     /// reasoning item with an `rs_` id and no `encrypted_content`, an `item_reference`).
     Or03 = "OR-03", "Responses: an item the server cannot resolve under store:false";
+    /// OpenAI Responses: a reasoning item whose `encrypted_content` OpenAI did not write (plain
+    /// text from a compatible server, not a Fernet token).
+    Or04 = "OR-04", "Responses: reasoning encrypted_content OpenAI did not write";
     /// OpenAI Responses: a function call without its output, or an output without its call.
     Or05 = "OR-05", "Responses: function calls and outputs do not pair up";
     /// OpenAI Responses: a reasoning item without `summary`.

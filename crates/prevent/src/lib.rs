@@ -30,6 +30,7 @@
 //! ```
 
 pub mod claude_code;
+pub mod codex;
 pub mod ctx;
 pub mod finding;
 pub mod fix;

@@ -19,6 +19,7 @@
 //! only one of the workspace that links SQLite.
 
 pub mod claude_code;
+pub mod codex;
 pub mod opencode;
 pub mod write;
 
