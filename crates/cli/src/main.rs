@@ -13,6 +13,7 @@ mod claude_code;
 mod codex;
 mod input;
 mod inspect;
+mod openclaw;
 mod opencode;
 mod proxy;
 mod recover;
@@ -68,6 +69,11 @@ enum Command {
         #[command(subcommand)]
         command: codex::CodexCommand,
     },
+    /// openclaw's sessions (~/.openclaw/agents/*/sessions): list, check, repair by whole lines, undo.
+    Openclaw {
+        #[command(subcommand)]
+        command: openclaw::OpenclawCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -96,6 +102,7 @@ fn main() -> ExitCode {
         Command::Opencode { command } => opencode::run(&command),
         Command::ClaudeCode { command } => claude_code::run(&command),
         Command::Codex { command } => codex::run(&command),
+        Command::Openclaw { command } => openclaw::run(&command),
         Command::Proxy(a) => proxy::run(&a),
     }
 }

@@ -25,6 +25,7 @@ pub mod codex;
 pub mod edit;
 pub mod error;
 pub mod json;
+pub mod openclaw;
 pub mod opencode;
 pub mod read;
 pub mod sniff;

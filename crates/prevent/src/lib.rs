@@ -35,6 +35,7 @@ pub mod ctx;
 pub mod finding;
 pub mod fix;
 pub mod id;
+pub mod openclaw;
 pub mod opencode;
 pub mod policy;
 pub mod profile;

@@ -20,6 +20,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod openclaw;
 pub mod opencode;
 pub mod write;
 
