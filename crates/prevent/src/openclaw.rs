@@ -99,6 +99,7 @@ enum Fix {
     DropBlock(usize),
     RemovePartialJson(usize),
     AnswerCall(usize),
+    Relink,
 }
 
 #[derive(Debug, Clone)]
@@ -213,7 +214,27 @@ fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
             _ => {}
         }
     }
-    let bad: HashSet<usize> = out.iter().map(|x| x.line).collect();
+    let ids: HashSet<&str> = s.lines.iter().filter_map(|l| l.id.as_deref()).collect();
+    for (i, l) in s.lines.iter().enumerate() {
+        if let Some(p) = &l.parent
+            && l.kind.as_deref() != Some("session")
+            && !ids.contains(p.as_str())
+        {
+            out.push(Issue {
+                rule: RuleId::Store,
+                line: i,
+                message: format!(
+                    "its parent {p:?} is gone (a line was removed): the active branch stops here"
+                ),
+                fix: Fix::Relink,
+            });
+        }
+    }
+    let bad: HashSet<usize> = out
+        .iter()
+        .filter(|x| x.fix == Fix::DropLine)
+        .map(|x| x.line)
+        .collect();
     let branch = s.active_branch(&|i| bad.contains(&i));
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut answered: HashSet<String> = HashSet::new();
@@ -351,7 +372,7 @@ pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
                 message_index: None,
                 block_index: match x.fix {
                     Fix::DropBlock(k) | Fix::RemovePartialJson(k) | Fix::AnswerCall(k) => Some(k),
-                    Fix::DropLine => None,
+                    Fix::DropLine | Fix::Relink => None,
                 },
                 message: x.message,
                 repair: Some(
@@ -362,6 +383,7 @@ pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
                         Fix::AnswerCall(_) => {
                             "add an error toolResult line for the call, as an interrupt leaves"
                         }
+                        Fix::Relink => "re-link the line to the entry written before it",
                     }
                     .to_owned(),
                 ),
@@ -460,6 +482,7 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
     let mut drop_blocks: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     let mut partial: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     let mut answer: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut relink: BTreeSet<usize> = BTreeSet::new();
     for x in &issues {
         let l = &s.lines[x.line];
         let (action, fp) = match x.fix {
@@ -483,6 +506,10 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
             Fix::AnswerCall(k) => {
                 answer.entry(x.line).or_default().push(k);
                 ("add result", None)
+            }
+            Fix::Relink => {
+                relink.insert(x.line);
+                ("relink", None)
             }
         };
         changes.push(LineChange {
@@ -563,7 +590,16 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
                 .collect();
             edits.push((*arr, format!("[{}]", kept.join(","))));
         }
-        let newp = effective_parent(l.parent.clone());
+        let newp = if relink.contains(&i) {
+            let prev = (0..i).rev().find(|&j| {
+                !drop.contains(&j)
+                    && s.lines[j].id.is_some()
+                    && s.lines[j].kind.as_deref() != Some("session")
+            });
+            effective_parent(prev.and_then(|j| s.lines[j].id.clone()))
+        } else {
+            effective_parent(l.parent.clone())
+        };
         if newp != l.parent
             && let Some(ps) = l.parent_span
         {
