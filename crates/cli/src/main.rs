@@ -10,8 +10,10 @@
 mod check;
 mod classify;
 mod claude_code;
+mod codex;
 mod input;
 mod inspect;
+mod openclaw;
 mod opencode;
 mod proxy;
 mod recover;
@@ -62,6 +64,16 @@ enum Command {
         #[command(subcommand)]
         command: claude_code::ClaudeCodeCommand,
     },
+    /// Codex CLI's rollouts (~/.codex/sessions): list, check, repair into a new rollout, undo.
+    Codex {
+        #[command(subcommand)]
+        command: codex::CodexCommand,
+    },
+    /// openclaw's sessions (~/.openclaw/agents/*/sessions): list, check, repair by whole lines, undo.
+    Openclaw {
+        #[command(subcommand)]
+        command: openclaw::OpenclawCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -89,6 +101,8 @@ fn main() -> ExitCode {
         Command::Recover(a) => recover::run(&a),
         Command::Opencode { command } => opencode::run(&command),
         Command::ClaudeCode { command } => claude_code::run(&command),
+        Command::Codex { command } => codex::run(&command),
+        Command::Openclaw { command } => openclaw::run(&command),
         Command::Proxy(a) => proxy::run(&a),
     }
 }

@@ -21,9 +21,11 @@
 //! ```
 
 pub mod claude_code;
+pub mod codex;
 pub mod edit;
 pub mod error;
 pub mod json;
+pub mod openclaw;
 pub mod opencode;
 pub mod read;
 pub mod sniff;

@@ -120,9 +120,9 @@ rule_ids! {
     /// OpenAI Responses: with `store: false`, an item only the server could resolve (a
     /// reasoning item with an `rs_` id and no `encrypted_content`, an `item_reference`).
     Or03 = "OR-03", "Responses: an item the server cannot resolve under store:false";
-    /// OpenAI Responses: a reasoning item whose `encrypted_content` cannot verify: altered, or
-    /// dropped by the client before the item it produced (restored from the turn store).
-    Or17 = "OR-17", "Responses: reasoning altered or dropped (restored from the turn store)";
+    /// OpenAI Responses: a reasoning item whose `encrypted_content` OpenAI did not write (plain
+    /// text from a compatible server, not a Fernet token).
+    Or04 = "OR-04", "Responses: reasoning encrypted_content OpenAI did not write";
     /// OpenAI Responses: a function call without its output, or an output without its call.
     Or05 = "OR-05", "Responses: function calls and outputs do not pair up";
     /// OpenAI Responses: a reasoning item without `summary`.
@@ -133,6 +133,9 @@ rule_ids! {
     Or13 = "OR-13", "Responses: reasoning items to a model without reasoning";
     /// OpenAI Responses: with `previous_response_id`, an item id sent twice.
     Or14 = "OR-14", "Responses: a duplicate item id with previous_response_id";
+    /// OpenAI Responses: a reasoning item whose `encrypted_content` cannot verify: altered, or
+    /// dropped by the client before the item it produced (restored from the turn store).
+    Or17 = "OR-17", "Responses: reasoning altered or dropped (restored from the turn store)";
     /// Thinking requested on a model without thinking.
     Cfg01 = "CFG-01", "thinking requested on a model that has none";
     /// Manual thinking (`enabled`) on a model that accepts only adaptive thinking.

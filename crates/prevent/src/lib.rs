@@ -30,10 +30,12 @@
 //! ```
 
 pub mod claude_code;
+pub mod codex;
 pub mod ctx;
 pub mod finding;
 pub mod fix;
 pub mod id;
+pub mod openclaw;
 pub mod opencode;
 pub mod policy;
 pub mod profile;

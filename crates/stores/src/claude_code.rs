@@ -5,8 +5,8 @@
 //! `turnkeeper_model::claude_code::Session`). Sub-agent transcripts
 //! (`<session>/subagents/agent-*.jsonl`) are not sessions of their own and are not listed.
 //!
-//! Writing: [`apply`] replaces a session file with a repaired text through the OpenCode write
-//! layer's atomic write (temporary file, fsync, rename, directory sync; crash steps counted for
+//! Writing: [`apply`] replaces a session file with a repaired text through the stores' shared
+//! write layer's atomic write ([`crate::write::file`]) (temporary file, fsync, rename, directory sync; crash steps counted for
 //! the crash test), after copying the original under
 //! `<project>/turnkeeper-backup/<session>/<stamp>/` with a manifest (SHA-256 of the old and new
 //! bytes) written last; [`undo`] puts the original back when the file is still what the repair
@@ -15,15 +15,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use turnkeeper_model::claude_code::Session;
 
 use crate::StoreError;
-use crate::opencode::write::fsops::{create_dirs, io_err, sha256, stamp_now, step, write_atomic};
-use crate::opencode::write::{BACKUP_DIR, InUse, WriteError, in_use_by};
+use crate::write::fsops::io_err;
+use crate::write::{InUse, WriteError, file, in_use_by};
 
-/// The manifest's file name in a backup directory.
-pub const MANIFEST: &str = "manifest.json";
+pub use crate::write::file::MANIFEST;
 
 /// The projects directory: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`; `config`
 /// overrides both (a config directory holding `projects/`, else the directory itself: the
@@ -196,23 +194,7 @@ pub fn in_use(file: &Path) -> Result<Option<InUse>, String> {
     }))
 }
 
-/// The manifest of a backup.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// The session id.
-    pub session: String,
-    /// The session file's name in its project directory.
-    pub file: String,
-    /// SHA-256 of the original bytes (kept in the backup as `original.jsonl`).
-    pub old_sha256: String,
-    /// SHA-256 of the bytes the repair wrote.
-    pub new_sha256: String,
-    /// What the repair did, one line a change.
-    pub changes: Vec<String>,
-    /// True once undone.
-    #[serde(default)]
-    pub undone: bool,
-}
+pub use crate::write::file::Manifest;
 
 /// What [`apply`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,35 +204,27 @@ pub struct Applied {
 }
 
 /// Replaces `file` (whose bytes must still be `old`) with `new`, after backing `old` up with a
-/// manifest listing `changes`.
+/// manifest listing `changes` (the shared whole-file write, [`crate::write::file::replace`]).
 ///
 /// # Errors
 /// [`WriteError::Conflict`] when the file changed since it was read; I/O errors (then the file
 /// is unchanged, or already fully new: the rename is the only step that changes it).
 pub fn apply(file: &Path, old: &str, new: &str, changes: &[String]) -> Result<Applied, WriteError> {
-    let (dir, name, session) = parts(file)?;
-    let current = fs::read(file).map_err(io_err(file))?;
-    if current != old.as_bytes() {
-        return Err(WriteError::Conflict {
-            what: file.display().to_string(),
-        });
-    }
-    let stamp = stamp_now();
-    let backup = create_dirs(&dir, &Path::new(BACKUP_DIR).join(&session).join(&stamp))?;
-    write_atomic(&backup.join("original.jsonl"), old.as_bytes())?;
-    let manifest = Manifest {
-        session: session.clone(),
-        file: name,
-        old_sha256: sha256(old.as_bytes()),
-        new_sha256: sha256(new.as_bytes()),
-        changes: changes.to_vec(),
-        undone: false,
-    };
-    write_manifest(&backup, &manifest)?;
-    step();
-    write_atomic(file, new.as_bytes())?;
-    tracing::info!(file = %file.display(), backup = %backup.display(), "claude-code: repaired");
-    Ok(Applied { backup })
+    let (dir, _, session) = parts(file)?;
+    let file = dir.join(file.file_name().unwrap_or_default());
+    let done = file::replace(
+        &dir,
+        "claude-code",
+        &session,
+        &file,
+        old.as_bytes(),
+        new.as_bytes(),
+        changes,
+    )?;
+    tracing::info!(file = %file.display(), backup = %done.backup.display(), "claude-code: repaired");
+    Ok(Applied {
+        backup: done.backup,
+    })
 }
 
 /// Puts back the original of the last repair of `file` that is not undone yet. Refused when the
@@ -260,43 +234,10 @@ pub fn apply(file: &Path, old: &str, new: &str, changes: &[String]) -> Result<Ap
 /// [`WriteError::NoBackup`] when there is nothing to undo; [`WriteError::Conflict`] as above.
 pub fn undo(file: &Path, force: bool) -> Result<PathBuf, WriteError> {
     let (dir, _, session) = parts(file)?;
-    let root = dir.join(BACKUP_DIR).join(&session);
-    let mut stamps: Vec<PathBuf> = fs::read_dir(&root)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    stamps.sort();
-    let Some((backup, mut manifest)) = stamps.into_iter().rev().find_map(|b| {
-        let m: Manifest = serde_json::from_slice(&fs::read(b.join(MANIFEST)).ok()?).ok()?;
-        (!m.undone).then_some((b, m))
-    }) else {
-        return Err(WriteError::NoBackup { session });
-    };
-    let current = fs::read(file).map_err(io_err(file))?;
-    if sha256(&current) != manifest.new_sha256 && !force {
-        return Err(WriteError::ChangedSinceRepair {
-            what: file.display().to_string(),
-        });
-    }
-    let original = fs::read(backup.join("original.jsonl")).map_err(io_err(&backup))?;
-    if sha256(&original) != manifest.old_sha256 {
-        return Err(WriteError::Manifest {
-            path: backup.join(MANIFEST),
-            detail: "original.jsonl does not match the manifest".to_owned(),
-        });
-    }
-    write_atomic(file, &original)?;
-    manifest.undone = true;
-    write_manifest(&backup, &manifest)?;
-    tracing::info!(file = %file.display(), backup = %backup.display(), "claude-code: undone");
-    Ok(backup)
-}
-
-fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), WriteError> {
-    let text = serde_json::to_string_pretty(m).map_err(|e| WriteError::Manifest {
-        path: dir.join(MANIFEST),
-        detail: e.to_string(),
-    })?;
-    write_atomic(&dir.join(MANIFEST), text.as_bytes())
+    let file = dir.join(file.file_name().unwrap_or_default());
+    let done = file::undo(&dir, &session, Some(&file), force)?;
+    tracing::info!(file = %file.display(), backup = %done.backup.display(), "claude-code: undone");
+    Ok(done.backup)
 }
 
 /// The file's directory (resolved: the backup is confined to it, which compares resolved

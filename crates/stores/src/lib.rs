@@ -5,7 +5,9 @@
 //!   `kilo.db`), where to find them ([`opencode::locate`]), and the write layer that applies a
 //!   part-level plan with a backup first and an undo ([`opencode::write`]).
 //! - [`claude_code`]: Claude Code's `~/.claude/projects/*/*.jsonl` sessions: listing, loading,
-//!   and replacing a session file through the same write layer (backup, manifest, undo).
+//!   and replacing a session file through the shared write layer (backup, manifest, undo).
+//! - [`write`]: the write layer every store shares: atomic writes, the crash-test hook, in-use
+//!   detection, and whole session files replaced or created with a backup and an undo.
 //!
 //! Reading never writes: a database is opened read-only, and one with a write-ahead log is read
 //! from a private copy, so the user's directory is byte-identical afterwards. What to change in
@@ -17,6 +19,9 @@
 //! only one of the workspace that links SQLite.
 
 pub mod claude_code;
+pub mod codex;
+pub mod openclaw;
 pub mod opencode;
+pub mod write;
 
 pub use opencode::StoreError;

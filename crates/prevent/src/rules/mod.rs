@@ -66,6 +66,7 @@ pub mod oa07_openai_reasoning_fields;
 pub mod or01_orphan_reasoning;
 pub mod or02_item_ids;
 pub mod or03_store_false;
+pub mod or04_foreign_encrypted;
 pub mod or05_call_pairing;
 pub mod or11_reasoning_summary;
 pub mod or12_reasoning_content;
@@ -367,6 +368,13 @@ pub const WIRE_RULES: &[WireRule] = &[
     WireRule {
         file: "or12_reasoning_content",
         ids: &[RuleId::Or12],
+        formats: RESPONSES,
+        providers: OPENAI_RESPONSES,
+        fix: Fix::Safe,
+    },
+    WireRule {
+        file: "or04_foreign_encrypted",
+        ids: &[RuleId::Or04],
         formats: RESPONSES,
         providers: OPENAI_RESPONSES,
         fix: Fix::Safe,

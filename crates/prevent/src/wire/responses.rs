@@ -10,7 +10,7 @@
 //! for DeepSeek (which rejects it, real traffic), a warning for a server turnkeeper does not
 //! know. A body without a model is judged as bound for OpenAI, the API the format is named for.
 //!
-//! Order: whole reasoning items go first (OR-13 model without reasoning, OR-12 `content`, OR-03
+//! Order: whole reasoning items go first (OR-13 model without reasoning, OR-12 `content`, OR-04 a foreign `encrypted_content`, OR-03
 //! `store: false`, OR-01 orphans); then call/output pairing (OR-05, which may take the reasoning
 //! item that produced only an unanswered call); then the server ids of the items whose reasoning
 //! went are stripped (OR-02); then OR-11's empty summary and OR-14's duplicate ids. A pass runs
@@ -36,9 +36,9 @@ use crate::Policy;
 use crate::finding::{Change, Finding, Severity};
 use crate::id::{ChangeAction, RuleId};
 use crate::rules::{
-    or01_orphan_reasoning, or02_item_ids, or03_store_false, or05_call_pairing,
-    or11_reasoning_summary, or12_reasoning_content, or13_no_reasoning_model, or14_duplicate_ids,
-    or17_restore_reasoning,
+    or01_orphan_reasoning, or02_item_ids, or03_store_false, or04_foreign_encrypted,
+    or05_call_pairing, or11_reasoning_summary, or12_reasoning_content, or13_no_reasoning_model,
+    or14_duplicate_ids, or17_restore_reasoning,
 };
 use crate::wire::{Provider, Target, WireOut};
 
@@ -366,6 +366,7 @@ pub fn run(
         if openai_rules {
             or13_no_reasoning_model::run(&mut cx);
             or12_reasoning_content::run(&mut cx);
+            or04_foreign_encrypted::run(&mut cx);
             or03_store_false::run(&mut cx);
             or01_orphan_reasoning::run(&mut cx);
         }

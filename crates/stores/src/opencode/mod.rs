@@ -110,6 +110,17 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// A file that is not a session of the store it was read as (a Codex rollout, an openclaw
+    /// transcript).
+    #[error("{}: not a {store} session: {reason}", path.display())]
+    NotSession {
+        /// The store (`Codex`, `openclaw`).
+        store: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// An exported session could not be read.
     #[error(transparent)]
     Export(#[from] OpencodeError),

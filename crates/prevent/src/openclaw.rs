@@ -1,0 +1,679 @@
+//! openclaw sessions: the active branch (`turnkeeper_model::openclaw`) judged as the request
+//! openclaw sends to the session's current model, every finding at its file line and entry
+//! `id`; and [`plan`], the repair by whole lines (a line dropped, its children re-linked; a
+//! block dropped from a message line, the others kept byte for byte; a result line added for a
+//! call left open).
+//!
+//! What is found (session-stores.md §5.2, each seen in real files or threads):
+//! - the file's own damage ([`RuleId::Store`]): a line that does not parse (torn by a crash), a
+//!   second `session` header, an entry before the header, a `toolCall` whose leftover
+//!   `partialJson` holds a raw control character ("Bad control character in string literal" on
+//!   every load, openclaw#69846);
+//! - AN-04: a message with `content: []` (how openclaw stores an error reply) on the branch;
+//! - AN-08 / AN-10: a `toolCall` with no `toolResult` after it on the branch, a `toolResult`
+//!   answering no call of the branch (its call on another branch, after `/tree` navigation);
+//! - signatures, by the current model's provider, on the messages that provider wrote (openclaw
+//!   converts another provider's thinking before sending it): for Anthropic (AN-23) a
+//!   `thinkingSignature` that is empty, not base64 (`len % 4`, openclaw PR #97019) or the JSON of
+//!   an OpenAI reasoning item; for OpenAI Responses (OR-04) one that is empty, not the JSON of a
+//!   reasoning item, or whose `encrypted_content` OpenAI did not write.
+//!
+//! Other providers' rules are not known here: nothing about their signatures is reported (a
+//! finding on a valid session is worse than a miss). A thinking block is never edited: it stays
+//! byte-identical or is dropped whole, reported with its fingerprint.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use turnkeeper_guard::fingerprint;
+use turnkeeper_model::openclaw::Session;
+
+use crate::claude_code::{Judged, LineFinding};
+use crate::rules::or04_foreign_encrypted::openai_form;
+use crate::{Finding, RuleId, Severity};
+
+/// The provider family whose rules apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// OpenAI's Responses API (`openai`, `openai-codex`).
+    OpenAi,
+    /// Any other (Ollama, Google, ...): only provider-neutral rules.
+    Other,
+}
+
+/// The model the next request goes to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Target {
+    /// The provider (`anthropic`, `openai-codex`, `ollama`, ...).
+    pub provider: Option<String>,
+    /// The model id.
+    pub model: Option<String>,
+    /// The API (`anthropic-messages`, `openai-codex-responses`, ...), when a snapshot says.
+    pub api: Option<String>,
+    /// Whose rules apply.
+    pub family: Family,
+}
+
+impl Target {
+    fn of(m: Option<(Option<String>, Option<String>, Option<String>)>) -> Target {
+        let (provider, model, api) = m.unwrap_or_default();
+        let all = format!(
+            "{} {} {}",
+            provider.as_deref().unwrap_or(""),
+            api.as_deref().unwrap_or(""),
+            model.as_deref().unwrap_or("")
+        )
+        .to_ascii_lowercase();
+        let family = if all.contains("anthropic") || all.contains("claude") {
+            Family::Anthropic
+        } else if provider.as_deref().is_some_and(|p| p.starts_with("openai"))
+            || api
+                .as_deref()
+                .is_some_and(|a| a.contains("openai") && a.contains("responses"))
+        {
+            Family::OpenAi
+        } else {
+            Family::Other
+        };
+        Target {
+            provider,
+            model,
+            api,
+            family,
+        }
+    }
+
+    /// True when a message written by `provider` / `api` is replayed as it is (same provider).
+    fn wrote(&self, provider: Option<&str>, api: Option<&str>) -> bool {
+        (provider.is_some() && provider == self.provider.as_deref())
+            || (api.is_some() && api == self.api.as_deref())
+    }
+}
+
+/// How an issue is repaired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fix {
+    DropLine,
+    DropBlock(usize),
+    RemovePartialJson(usize),
+    AnswerCall(usize),
+    Relink,
+}
+
+#[derive(Debug, Clone)]
+struct Issue {
+    rule: RuleId,
+    line: usize,
+    message: String,
+    fix: Fix,
+}
+
+/// The result of checking a session.
+#[derive(Debug, Clone)]
+pub struct SessionCheck {
+    /// The findings, the file's own first.
+    pub findings: Vec<LineFinding>,
+    /// Where the next request goes.
+    pub target: Target,
+    /// The active branch's lines (indices).
+    pub branch: Vec<usize>,
+}
+
+fn base64ish(s: &str) -> bool {
+    s.len() % 4 == 0
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+}
+
+/// Why an OpenAI `thinkingSignature` cannot be replayed, if it cannot.
+fn openai_signature_problem(sig: &str) -> Option<String> {
+    if sig.is_empty() {
+        return Some("an empty thinkingSignature: no reasoning item to send back".into());
+    }
+    let v: serde_json::Value = match serde_json::from_str(sig) {
+        Ok(v) => v,
+        Err(_) => {
+            return Some(
+                "a thinkingSignature that is not the JSON of an OpenAI reasoning item (another provider's signature)"
+                    .into(),
+            );
+        }
+    };
+    if v["type"] != "reasoning" {
+        return Some("a thinkingSignature whose JSON is not a reasoning item".into());
+    }
+    match v["encrypted_content"].as_str() {
+        Some(e) if !openai_form(e) => Some(
+            "a reasoning item whose encrypted_content OpenAI did not write (plain text): \"The encrypted content could not be verified.\""
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
+/// Why an Anthropic `thinkingSignature` can never verify, if it cannot.
+fn anthropic_signature_problem(sig: &str) -> Option<String> {
+    if sig.is_empty() {
+        Some("an empty thinkingSignature (Bedrock, openclaw#45010): \"Invalid `signature` in `thinking` block\"".into())
+    } else if sig.starts_with('{') {
+        Some("a thinkingSignature that is an OpenAI reasoning item's JSON, another provider's: \"Invalid `signature` in `thinking` block\"".into())
+    } else if !base64ish(sig) {
+        Some(format!(
+            "a malformed thinkingSignature (not base64: length {} % 4 = {}, openclaw PR #97019): \"Invalid `signature` in `thinking` block\"",
+            sig.len(),
+            sig.len() % 4
+        ))
+    } else {
+        None
+    }
+}
+
+/// True when a leftover `partialJson` holds a raw control character inside a string literal.
+fn control_in_partial(p: &str) -> bool {
+    match serde_json::from_str::<serde::de::IgnoredAny>(p) {
+        Ok(_) => false,
+        Err(e) => e.to_string().contains("control character"),
+    }
+}
+
+fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
+    let mut out = Vec::new();
+    for p in &s.problems {
+        let torn = s.torn_tail.map(|t| s.lines[t].number) == Some(p.line);
+        out.push(Issue {
+            rule: RuleId::Store,
+            line: p.line - 1,
+            message: if torn {
+                format!("the last line is torn (cut by a crash): {}", p.reason)
+            } else {
+                format!("a line that does not parse: {}", p.reason)
+            },
+            fix: Fix::DropLine,
+        });
+    }
+    let header = s
+        .lines
+        .iter()
+        .position(|l| l.kind.as_deref() == Some("session"));
+    for (i, l) in s.lines.iter().enumerate() {
+        match (&l.kind, header) {
+            (Some(k), Some(h)) if k == "session" && i > h => out.push(Issue {
+                rule: RuleId::Store,
+                line: i,
+                message: "a second `session` header (the file was started twice)".into(),
+                fix: Fix::DropLine,
+            }),
+            (Some(_), Some(h)) if i < h => out.push(Issue {
+                rule: RuleId::Store,
+                line: i,
+                message: "an entry written before the `session` header".into(),
+                fix: Fix::DropLine,
+            }),
+            _ => {}
+        }
+    }
+    let ids: HashSet<&str> = s.lines.iter().filter_map(|l| l.id.as_deref()).collect();
+    for (i, l) in s.lines.iter().enumerate() {
+        if let Some(p) = &l.parent
+            && l.kind.as_deref() != Some("session")
+            && !ids.contains(p.as_str())
+        {
+            out.push(Issue {
+                rule: RuleId::Store,
+                line: i,
+                message: format!(
+                    "its parent {p:?} is gone (a line was removed): the active branch stops here"
+                ),
+                fix: Fix::Relink,
+            });
+        }
+    }
+    let bad: HashSet<usize> = out
+        .iter()
+        .filter(|x| x.fix == Fix::DropLine)
+        .map(|x| x.line)
+        .collect();
+    let branch = s.active_branch(&|i| bad.contains(&i));
+    let mut calls: HashMap<String, usize> = HashMap::new();
+    let mut answered: HashSet<String> = HashSet::new();
+    let all_calls: HashSet<&str> = s
+        .lines
+        .iter()
+        .filter_map(|l| l.content.as_ref())
+        .flat_map(|(b, _)| b.iter().filter(|x| x.kind == "toolCall"))
+        .filter_map(|b| b.id.as_deref())
+        .collect();
+    for &i in &branch {
+        let l = &s.lines[i];
+        if l.kind.as_deref() != Some("message") {
+            continue;
+        }
+        let role = l.role.as_deref().unwrap_or("");
+        if let Some((blocks, _)) = &l.content {
+            if blocks.is_empty() {
+                out.push(Issue {
+                    rule: RuleId::An04,
+                    line: i,
+                    message: match l.stop_reason.as_deref() {
+                        Some("error") => "an error reply stored as `content: []`: \"all messages must have non-empty content\"".into(),
+                        _ => "a message with `content: []`: \"all messages must have non-empty content\"".into(),
+                    },
+                    fix: Fix::DropLine,
+                });
+                continue;
+            }
+            for (k, b) in blocks.iter().enumerate() {
+                if b.kind == "thinking"
+                    && role == "assistant"
+                    && target.wrote(l.provider.as_deref(), l.api.as_deref())
+                {
+                    let sig = b.signature.as_deref().unwrap_or("");
+                    let problem = match target.family {
+                        Family::Anthropic => {
+                            anthropic_signature_problem(sig).map(|m| (RuleId::An23, m))
+                        }
+                        Family::OpenAi => openai_signature_problem(sig).map(|m| (RuleId::Or04, m)),
+                        Family::Other => None,
+                    };
+                    if let Some((rule, message)) = problem {
+                        out.push(Issue {
+                            rule,
+                            line: i,
+                            message: format!("content[{k}]: {message}"),
+                            fix: Fix::DropBlock(k),
+                        });
+                    }
+                }
+                if b.kind == "toolCall" {
+                    if b.partial_json.as_deref().is_some_and(control_in_partial) {
+                        out.push(Issue {
+                            rule: RuleId::Store,
+                            line: i,
+                            message: format!("content[{k}]: a leftover `partialJson` with a raw control character (\"Bad control character in string literal\" on every load)"),
+                            fix: Fix::RemovePartialJson(k),
+                        });
+                    }
+                    if let Some(id) = &b.id {
+                        calls.insert(id.clone(), i);
+                    }
+                }
+            }
+        }
+        if role == "toolResult" {
+            let id = l.tool_call_id.clone().unwrap_or_default();
+            if !calls.contains_key(&id) {
+                let elsewhere = all_calls.contains(id.as_str());
+                out.push(Issue {
+                    rule: RuleId::An10,
+                    line: i,
+                    message: format!(
+                        "a toolResult for {id:?}, which no toolCall of the active branch made{}: \"unexpected `tool_use_id` found in `tool_result` blocks\"",
+                        if elsewhere { " (its call is on another branch)" } else { "" }
+                    ),
+                    fix: Fix::DropLine,
+                });
+            } else if !answered.insert(id.clone()) {
+                out.push(Issue {
+                    rule: RuleId::An10,
+                    line: i,
+                    message: format!("a second toolResult for {id:?}"),
+                    fix: Fix::DropLine,
+                });
+            }
+        }
+    }
+    for &i in &branch {
+        let Some((blocks, _)) = &s.lines[i].content else {
+            continue;
+        };
+        for (k, b) in blocks.iter().enumerate() {
+            if b.kind == "toolCall"
+                && let Some(id) = &b.id
+                && !answered.contains(id)
+            {
+                out.push(Issue {
+                    rule: RuleId::An08,
+                    line: i,
+                    message: format!("content[{k}]: a toolCall {id:?} with no toolResult after it on the branch: \"tool_use ids were found without tool_result blocks immediately after\""),
+                    fix: Fix::AnswerCall(k),
+                });
+            }
+        }
+    }
+    out.sort_by_key(|x| x.line);
+    (out, branch)
+}
+
+/// Checks `s` for the model of its latest `model_change` / `model-snapshot` line (or `model`).
+pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
+    let mut target = Target::of(s.current_model(&|_| false));
+    if let Some(m) = model {
+        let (p, _) = crate::wire::provider_of(m);
+        target = Target::of(Some((
+            Some(match p {
+                crate::wire::Provider::Anthropic => "anthropic".to_owned(),
+                crate::wire::Provider::OpenAi => "openai".to_owned(),
+                _ => target.provider.clone().unwrap_or_default(),
+            }),
+            Some(m.to_owned()),
+            None,
+        )));
+    }
+    let (issues, branch) = analyse(s, &target);
+    let findings = issues
+        .into_iter()
+        .map(|x| LineFinding {
+            finding: Finding {
+                rule: x.rule,
+                severity: Severity::Error,
+                path: "the file".into(),
+                message_index: None,
+                block_index: match x.fix {
+                    Fix::DropBlock(k) | Fix::RemovePartialJson(k) | Fix::AnswerCall(k) => Some(k),
+                    Fix::DropLine | Fix::Relink => None,
+                },
+                message: x.message,
+                repair: Some(
+                    match x.fix {
+                        Fix::DropLine => "drop the line (its children re-linked to its parent)",
+                        Fix::DropBlock(_) => "drop the thinking block whole (never edited)",
+                        Fix::RemovePartialJson(_) => "remove the leftover partialJson",
+                        Fix::AnswerCall(_) => {
+                            "add an error toolResult line for the call, as an interrupt leaves"
+                        }
+                        Fix::Relink => "re-link the line to the entry written before it",
+                    }
+                    .to_owned(),
+                ),
+            },
+            line: Some(s.lines[x.line].number),
+            uuid: s.lines[x.line].id.clone(),
+            judged: Judged::Target,
+        })
+        .collect();
+    SessionCheck {
+        findings,
+        target,
+        branch,
+    }
+}
+
+/// One change of [`plan`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LineChange {
+    /// The rule.
+    pub rule: RuleId,
+    /// What is done.
+    pub action: &'static str,
+    /// The 1-based line (of the text of the pass that made it: the original's, first).
+    pub line: usize,
+    /// The entry id.
+    pub id: Option<String>,
+    /// Why.
+    pub reason: String,
+    /// A dropped thinking block's fingerprint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+}
+
+/// A repair: the new text and what was done.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The new text (the input's when nothing changed).
+    pub text: String,
+    /// The changes.
+    pub changes: Vec<LineChange>,
+}
+
+/// Why a plan was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// A thinking block would leave altered or unreported: a bug; nothing is written.
+    #[error(
+        "guard: a thinking block would be altered or dropped unreported ({0}); nothing was changed"
+    )]
+    Guard(String),
+}
+
+fn without_partial_json(block: &str) -> String {
+    let key = "\"partialJson\":";
+    let Some(k) = block.find(key) else {
+        return block.to_owned();
+    };
+    let vstart = k + key.len();
+    let bytes = block.as_bytes();
+    let mut j = vstart + 1;
+    while j < bytes.len() {
+        match bytes[j] {
+            b'\\' => j += 2,
+            b'"' => break,
+            _ => j += 1,
+        }
+    }
+    let vend = (j + 1).min(block.len());
+    let before = &block[..k];
+    let after = &block[vend..];
+    if let Some(b) = before.strip_suffix(',') {
+        format!("{b}{after}")
+    } else if let Some(a) = after.strip_prefix(',') {
+        format!("{before}{a}")
+    } else {
+        format!("{before}{after}")
+    }
+}
+
+fn new_id(seed: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(seed.as_bytes())[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Option<String> {
+    let (issues, _) = analyse(s, target);
+    if issues.is_empty() {
+        return None;
+    }
+    let mut drop: BTreeSet<usize> = BTreeSet::new();
+    let mut drop_blocks: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    let mut partial: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    let mut answer: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut relink: BTreeSet<usize> = BTreeSet::new();
+    for x in &issues {
+        let l = &s.lines[x.line];
+        let (action, fp) = match x.fix {
+            Fix::DropLine => {
+                drop.insert(x.line);
+                ("drop line", None)
+            }
+            Fix::DropBlock(k) => {
+                drop_blocks.entry(x.line).or_default().insert(k);
+                let fp = l
+                    .content
+                    .as_ref()
+                    .and_then(|(b, _)| b.get(k))
+                    .map(|b| fingerprint(&s.text[b.span.0..b.span.1]));
+                ("drop block", fp)
+            }
+            Fix::RemovePartialJson(k) => {
+                partial.entry(x.line).or_default().insert(k);
+                ("edit block", None)
+            }
+            Fix::AnswerCall(k) => {
+                answer.entry(x.line).or_default().push(k);
+                ("add result", None)
+            }
+            Fix::Relink => {
+                relink.insert(x.line);
+                ("relink", None)
+            }
+        };
+        changes.push(LineChange {
+            rule: x.rule,
+            action,
+            line: l.number,
+            id: l.id.clone(),
+            reason: x.message.clone(),
+            fingerprint: fp,
+        });
+    }
+    // Where each dropped entry's children now hang, and the results added after a line.
+    let by_id: HashMap<String, usize> = s
+        .lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.id.clone().map(|d| (d, i)))
+        .collect();
+    let mut tail_of: HashMap<String, String> = HashMap::new();
+    let mut added: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (&i, ks) in &answer {
+        let l = &s.lines[i];
+        let Some(aid) = l.id.clone() else { continue };
+        let mut parent = aid.clone();
+        for &k in ks {
+            let Some(b) = l.content.as_ref().and_then(|(b, _)| b.get(k)) else {
+                continue;
+            };
+            let call = b.id.clone().unwrap_or_default();
+            let rid = new_id(&format!("{aid}:{call}"));
+            let result = serde_json::json!({
+                "type": "message", "id": rid, "parentId": parent,
+                "message": {"role": "toolResult", "toolCallId": call,
+                            "toolName": b.name.clone().unwrap_or_default(),
+                            "content": [{"type": "text", "text": "Tool execution was interrupted: no result was recorded (added by turnkeeper)."}],
+                            "isError": true}
+            });
+            added.entry(i).or_default().push(result.to_string());
+            parent = rid;
+        }
+        tail_of.insert(aid, parent);
+    }
+    let effective_parent = |mut p: Option<String>| -> Option<String> {
+        for _ in 0..s.lines.len() {
+            match p.as_ref().and_then(|x| by_id.get(x)) {
+                Some(&j) if drop.contains(&j) => p = s.lines[j].parent.clone(),
+                _ => break,
+            }
+        }
+        p.map(|x| tail_of.get(&x).cloned().unwrap_or(x))
+    };
+    let mut text = String::with_capacity(s.text.len());
+    for (i, l) in s.lines.iter().enumerate() {
+        if drop.contains(&i) {
+            continue;
+        }
+        if l.kind.is_none() && s.line_text(i).trim().is_empty() && i + 1 == s.lines.len() {
+            continue;
+        }
+        let mut edits: Vec<((usize, usize), String)> = Vec::new();
+        if let Some((blocks, arr)) = &l.content
+            && (drop_blocks.contains_key(&i) || partial.contains_key(&i))
+        {
+            let gone = drop_blocks.get(&i).cloned().unwrap_or_default();
+            let fix = partial.get(&i).cloned().unwrap_or_default();
+            let kept: Vec<String> = blocks
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !gone.contains(k))
+                .map(|(k, b)| {
+                    let raw = &s.text[b.span.0..b.span.1];
+                    if fix.contains(&k) {
+                        without_partial_json(raw)
+                    } else {
+                        raw.to_owned()
+                    }
+                })
+                .collect();
+            edits.push((*arr, format!("[{}]", kept.join(","))));
+        }
+        let newp = if relink.contains(&i) {
+            let prev = (0..i).rev().find(|&j| {
+                !drop.contains(&j)
+                    && s.lines[j].id.is_some()
+                    && s.lines[j].kind.as_deref() != Some("session")
+            });
+            effective_parent(prev.and_then(|j| s.lines[j].id.clone()))
+        } else {
+            effective_parent(l.parent.clone())
+        };
+        if newp != l.parent
+            && let Some(ps) = l.parent_span
+        {
+            let v = match &newp {
+                Some(p) => serde_json::Value::from(p.clone()).to_string(),
+                None => "null".to_owned(),
+            };
+            edits.push((ps, v));
+        }
+        edits.sort_by_key(|e| e.0.0);
+        let mut at = l.start;
+        for ((a, b), t) in edits {
+            text.push_str(&s.text[at..a]);
+            text.push_str(&t);
+            at = b;
+        }
+        text.push_str(&s.text[at..l.end]);
+        text.push('\n');
+        for r in added.get(&i).into_iter().flatten() {
+            text.push_str(r);
+            text.push('\n');
+        }
+    }
+    Some(text)
+}
+
+/// The thinking blocks of a text, by their bytes.
+fn thinking_blocks(s: &Session) -> Vec<String> {
+    s.lines
+        .iter()
+        .filter_map(|l| l.content.as_ref())
+        .flat_map(|(b, _)| b.iter().filter(|x| x.kind == "thinking"))
+        .map(|b| s.text[b.span.0..b.span.1].to_owned())
+        .collect()
+}
+
+/// Plans the repair of `s` by whole lines (passes until nothing changes, at most four), and
+/// checks that every thinking block left is one of the input's, byte for byte, and that no more
+/// went than were reported.
+///
+/// # Errors
+/// [`PlanError::Guard`] as above.
+pub fn plan(s: &Session, model: Option<&str>) -> Result<Plan, PlanError> {
+    let target = check_session(s, model).target;
+    let mut changes = Vec::new();
+    let mut current: Option<Session> = None;
+    for _ in 0..4 {
+        let cur = current.as_ref().unwrap_or(s);
+        match one_pass(cur, &target, &mut changes) {
+            Some(t) => match Session::parse(t, "repaired") {
+                Ok(n) => current = Some(n),
+                Err(e) => return Err(PlanError::Guard(e.to_string())),
+            },
+            None => break,
+        }
+    }
+    let out = current.as_ref().unwrap_or(s);
+    let mut pool = thinking_blocks(s);
+    for b in thinking_blocks(out) {
+        match pool.iter().position(|x| *x == b) {
+            Some(k) => {
+                pool.remove(k);
+            }
+            None => return Err(PlanError::Guard(format!("altered: {}", fingerprint(&b)))),
+        }
+    }
+    let reported = changes.iter().filter(|c| c.action == "drop block").count();
+    let in_dropped_lines = pool.len().saturating_sub(reported);
+    let dropped_line_thinking = changes.iter().filter(|c| c.action == "drop line").count();
+    if in_dropped_lines > 0 && dropped_line_thinking == 0 {
+        return Err(PlanError::Guard(format!("{in_dropped_lines} unreported")));
+    }
+    Ok(Plan {
+        text: current.map_or_else(|| s.text.clone(), |c| c.text),
+        changes,
+    })
+}
