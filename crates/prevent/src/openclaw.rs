@@ -122,7 +122,7 @@ pub struct SessionCheck {
 }
 
 fn base64ish(s: &str) -> bool {
-    s.len() % 4 == 0
+    s.len().is_multiple_of(4)
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
