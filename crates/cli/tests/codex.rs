@@ -55,6 +55,12 @@ fn findings(file: &Path, model: Option<&str>) -> (Vec<(String, String, u64)>, i3
     (list, o.status.code().unwrap_or(-1))
 }
 
+/// A finding as the test compares it: rule, severity, line.
+type Found = (String, String, u64);
+
+/// A real rollout's case: its file, the model it is checked for, its findings, the exit code.
+type Case<'a> = (&'a str, Option<&'a str>, Vec<Found>, i32);
+
 #[test]
 fn every_real_rollout_reports_only_its_real_damage() {
     let Some(dir) = shared::shared_dir("real-stores/codex/idaho-vault") else {
@@ -62,7 +68,7 @@ fn every_real_rollout_reports_only_its_real_damage() {
     };
     let e = |rule: &str, line| (rule.to_owned(), "error".to_owned(), line);
     // (file, model, findings, exit)
-    let cases: [(&str, Option<&str>, Vec<(String, String, u64)>, i32); 5] = [
+    let cases: [Case<'_>; 5] = [
         // gpt-5.4 on OpenAI: 11 encrypted reasoning items, 22 calls paired: clean.
         (REAL[0], None, vec![], 0),
         // qwen3.5 behind Ollama refused Codex's `developer` role (recorded as an event_msg
