@@ -1,10 +1,15 @@
 """An httpx transport that repairs each request body before it is sent, for the ``anthropic`` and
-``openai`` SDKs (and anything else built on httpx)::
+``openai`` SDKs (and anything else built on httpx or its successor httpx2)::
 
-    import anthropic, httpx
+    import anthropic
     from turnkeeper.httpx import RepairTransport
 
-    client = anthropic.Anthropic(http_client=httpx.Client(transport=RepairTransport()))
+    client = anthropic.Anthropic(http_client=anthropic.DefaultHttpxClient(transport=RepairTransport()))
+
+The ``anthropic`` (2.x) and ``openai`` (3.x) SDKs are built on ``httpx2``, older ones and LiteLLM
+on ``httpx``. :class:`RepairTransport` and :class:`AsyncRepairTransport` are built on ``httpx2``
+when it is installed, else on ``httpx``; :func:`transports` gives the pair for either module
+(``transports(httpx)`` for a client of the ``httpx`` package when both are installed).
 
 For each ``POST`` with a JSON body of a format turnkeeper reads (Anthropic Messages, OpenAI Chat
 or Responses, Bedrock Converse, Gemini):
@@ -18,21 +23,21 @@ or Responses, Bedrock Converse, Gemini):
   as they came (the SDK's own retries handle those).
 
 Bodies turnkeeper cannot read go out unchanged. A thinking block is never altered.
-:class:`AsyncRepairTransport` is the same for ``httpx.AsyncClient`` (``AsyncAnthropic``,
+:class:`AsyncRepairTransport` is the same for an ``AsyncClient`` (``AsyncAnthropic``,
 ``AsyncOpenAI``).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+from types import ModuleType
 from typing import Any, Callable, Optional, Union
-
-import httpx
 
 from . import _errors
 from ._native import Attempts, TurnStore, classify, recover, repair
 
-__all__ = ["RepairTransport", "AsyncRepairTransport", "RepairEvent"]
+__all__ = ["RepairTransport", "AsyncRepairTransport", "RepairEvent", "transports"]
 
 log = logging.getLogger("turnkeeper")
 
@@ -56,7 +61,7 @@ class RepairEvent(dict):
     ``diagnosis``, ``action`` and ``status`` (that of the retried request)."""
 
 
-def _is_json(request: httpx.Request) -> bool:
+def _is_json(request: Any) -> bool:
     ctype = request.headers.get("content-type", "")
     return request.method == "POST" and ctype.split(";")[0].strip().lower() in (
         "application/json",
@@ -64,12 +69,10 @@ def _is_json(request: httpx.Request) -> bool:
     )
 
 
-def _with_body(
-    request: httpx.Request, body: bytes, headers: list[tuple[str, str]]
-) -> httpx.Request:
-    """A copy of ``request`` with a new body and extra headers (``anthropic-beta`` values are
-    added to those already there)."""
-    new_headers = httpx.Headers(request.headers)
+def _with_body(request: Any, body: bytes, headers: list[tuple[str, str]]) -> Any:
+    """A copy of ``request`` (of its own module's ``Request`` class) with a new body and extra
+    headers (``anthropic-beta`` values are added to those already there)."""
+    new_headers = type(request.headers)(request.headers)
     new_headers["content-length"] = str(len(body))
     for name, value in headers:
         old = new_headers.get(name)
@@ -79,7 +82,7 @@ def _with_body(
                 new_headers[name] = f"{old},{value}"
         else:
             new_headers[name] = value
-    return httpx.Request(
+    return type(request)(
         request.method,
         request.url,
         headers=new_headers,
@@ -121,7 +124,7 @@ class _Core:
         if self.on_event is not None:
             self.on_event(event)
 
-    def prepare(self, request: httpx.Request) -> httpx.Request:
+    def prepare(self, request: Any) -> Any:
         """The request to send: repaired, or ``request`` itself."""
         if not _is_json(request):
             return request
@@ -158,9 +161,7 @@ class _Core:
         )
         return _with_body(request, fixed["body"], headers)
 
-    def retry_for(
-        self, sent: httpx.Request, response: httpx.Response
-    ) -> Optional[tuple[httpx.Request, dict]]:
+    def retry_for(self, sent: Any, response: Any) -> Optional[tuple[Any, dict]]:
         """For a 400 a body change can fix: the request to send once more, and the recovery
         report. ``response`` has been read."""
         if not self.recover or response.status_code != 400 or not _is_json(sent):
@@ -186,7 +187,7 @@ class _Core:
         headers = [(h["name"], h["value"]) for h in done["headers"]]
         return _with_body(sent, done["body"], headers), done
 
-    def recovered(self, sent: httpx.Request, done: dict, status: int) -> None:
+    def recovered(self, sent: Any, done: dict, status: int) -> None:
         self._emit(
             RepairEvent(
                 kind="recover",
@@ -200,7 +201,7 @@ class _Core:
             )
         )
 
-    def record(self, response: httpx.Response) -> None:
+    def record(self, response: Any) -> None:
         """Keeps a whole JSON response in the turn store (streams are not read here)."""
         if self.store is None or response.status_code != 200:
             return
@@ -212,103 +213,130 @@ class _Core:
             pass  # not a Messages response (a Chat completion, say): nothing to keep
 
 
-class RepairTransport(httpx.BaseTransport):
-    """A sync httpx transport that repairs request bodies and recovers a fixable 400.
+_BUILT: dict[str, tuple[type, type]] = {}
 
-    ``transport`` is the transport to send through (default: ``httpx.HTTPTransport()``).
-    ``model`` and ``thinking`` override what the body says (as :func:`turnkeeper.repair`);
-    ``store`` (a :class:`turnkeeper.TurnStore` or a directory) lets a repair put back an
-    assistant turn the agent altered, and whole JSON responses are recorded in it; ``recover``
-    turns the retry on a 400 off; ``on_event`` is called with a :class:`RepairEvent` for each
-    repair and recovery. Other keyword arguments go to :func:`turnkeeper.repair` (``betas``,
-    ``on_missing_thinking``, ...).
-    """
 
-    def __init__(
-        self,
-        transport: Optional[httpx.BaseTransport] = None,
-        *,
-        model: Optional[str] = None,
-        thinking: Optional[str] = None,
-        store: Union[TurnStore, str, None] = None,
-        recover: bool = True,
-        on_event: Optional[Callable[[RepairEvent], Any]] = None,
-        **options: Any,
-    ) -> None:
-        self._inner = transport if transport is not None else httpx.HTTPTransport()
-        self._core = _Core(
-            model=model,
-            thinking=thinking,
-            store=store,
-            recover=recover,
-            on_event=on_event,
-            options=options,
-        )
+def transports(mod: ModuleType) -> tuple[type, type]:
+    """The ``(RepairTransport, AsyncRepairTransport)`` classes for the httpx-like module
+    ``mod`` (``httpx`` or ``httpx2``): subclasses of its ``BaseTransport`` and
+    ``AsyncBaseTransport``, sending through its ``HTTPTransport`` by default."""
+    name = mod.__name__
+    if name in _BUILT:
+        return _BUILT[name]
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.read()
-        sent = self._core.prepare(request)
-        response = self._inner.handle_request(sent)
-        if response.status_code == 400 and self._core.recover:
-            response.read()
-            again = self._core.retry_for(sent, response)
-            if again is not None:
-                retry, done = again
-                response.close()
-                response = self._inner.handle_request(retry)
-                self._core.recovered(retry, done, response.status_code)
-        if self._core.store is not None and response.status_code == 200:
-            if response.headers.get("content-type", "").startswith("application/json"):
+    class RepairTransport(mod.BaseTransport):  # type: ignore[name-defined]
+        """A sync httpx transport that repairs request bodies and recovers a fixable 400.
+
+        ``transport`` is the transport to send through (default: ``mod.HTTPTransport()``).
+        ``model`` and ``thinking`` override what the body says (as :func:`turnkeeper.repair`);
+        ``store`` (a :class:`turnkeeper.TurnStore` or a directory) lets a repair put back an
+        assistant turn the agent altered, and whole JSON responses are recorded in it; ``recover``
+        turns the retry on a 400 off; ``on_event`` is called with a :class:`RepairEvent` for each
+        repair and recovery. Other keyword arguments go to :func:`turnkeeper.repair` (``betas``,
+        ``on_missing_thinking``, ...).
+        """
+
+        def __init__(
+            self,
+            transport: Optional[Any] = None,
+            *,
+            model: Optional[str] = None,
+            thinking: Optional[str] = None,
+            store: Union[TurnStore, str, None] = None,
+            recover: bool = True,
+            on_event: Optional[Callable[[RepairEvent], Any]] = None,
+            **options: Any,
+        ) -> None:
+            self._inner = transport if transport is not None else mod.HTTPTransport()
+            self._core = _Core(
+                model=model,
+                thinking=thinking,
+                store=store,
+                recover=recover,
+                on_event=on_event,
+                options=options,
+            )
+
+        def handle_request(self, request: Any) -> Any:
+            request.read()
+            sent = self._core.prepare(request)
+            response = self._inner.handle_request(sent)
+            if response.status_code == 400 and self._core.recover:
                 response.read()
-                self._core.record(response)
-        return response
+                again = self._core.retry_for(sent, response)
+                if again is not None:
+                    retry, done = again
+                    response.close()
+                    response = self._inner.handle_request(retry)
+                    self._core.recovered(retry, done, response.status_code)
+            if self._core.store is not None and response.status_code == 200:
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    response.read()
+                    self._core.record(response)
+            return response
 
-    def close(self) -> None:
-        self._inner.close()
+        def close(self) -> None:
+            self._inner.close()
 
 
-class AsyncRepairTransport(httpx.AsyncBaseTransport):
-    """:class:`RepairTransport` for ``httpx.AsyncClient``; the same arguments, ``transport``
-    being an async one (default: ``httpx.AsyncHTTPTransport()``)."""
+    class AsyncRepairTransport(mod.AsyncBaseTransport):  # type: ignore[name-defined]
+        """:class:`RepairTransport` for an ``AsyncClient``; the same arguments, ``transport``
+        being an async one (default: ``mod.AsyncHTTPTransport()``)."""
 
-    def __init__(
-        self,
-        transport: Optional[httpx.AsyncBaseTransport] = None,
-        *,
-        model: Optional[str] = None,
-        thinking: Optional[str] = None,
-        store: Union[TurnStore, str, None] = None,
-        recover: bool = True,
-        on_event: Optional[Callable[[RepairEvent], Any]] = None,
-        **options: Any,
-    ) -> None:
-        self._inner = transport if transport is not None else httpx.AsyncHTTPTransport()
-        self._core = _Core(
-            model=model,
-            thinking=thinking,
-            store=store,
-            recover=recover,
-            on_event=on_event,
-            options=options,
-        )
+        def __init__(
+            self,
+            transport: Optional[Any] = None,
+            *,
+            model: Optional[str] = None,
+            thinking: Optional[str] = None,
+            store: Union[TurnStore, str, None] = None,
+            recover: bool = True,
+            on_event: Optional[Callable[[RepairEvent], Any]] = None,
+            **options: Any,
+        ) -> None:
+            self._inner = transport if transport is not None else mod.AsyncHTTPTransport()
+            self._core = _Core(
+                model=model,
+                thinking=thinking,
+                store=store,
+                recover=recover,
+                on_event=on_event,
+                options=options,
+            )
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await request.aread()
-        sent = self._core.prepare(request)
-        response = await self._inner.handle_async_request(sent)
-        if response.status_code == 400 and self._core.recover:
-            await response.aread()
-            again = self._core.retry_for(sent, response)
-            if again is not None:
-                retry, done = again
-                await response.aclose()
-                response = await self._inner.handle_async_request(retry)
-                self._core.recovered(retry, done, response.status_code)
-        if self._core.store is not None and response.status_code == 200:
-            if response.headers.get("content-type", "").startswith("application/json"):
+        async def handle_async_request(self, request: Any) -> Any:
+            await request.aread()
+            sent = self._core.prepare(request)
+            response = await self._inner.handle_async_request(sent)
+            if response.status_code == 400 and self._core.recover:
                 await response.aread()
-                self._core.record(response)
-        return response
+                again = self._core.retry_for(sent, response)
+                if again is not None:
+                    retry, done = again
+                    await response.aclose()
+                    response = await self._inner.handle_async_request(retry)
+                    self._core.recovered(retry, done, response.status_code)
+            if self._core.store is not None and response.status_code == 200:
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    await response.aread()
+                    self._core.record(response)
+            return response
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    RepairTransport.__module__ = AsyncRepairTransport.__module__ = __name__
+    RepairTransport.__qualname__ = f"RepairTransport[{name}]"
+    AsyncRepairTransport.__qualname__ = f"AsyncRepairTransport[{name}]"
+    _BUILT[name] = (RepairTransport, AsyncRepairTransport)
+    return _BUILT[name]
+
+
+def _default_module() -> ModuleType:
+    try:
+        return importlib.import_module("httpx2")
+    except ImportError:
+        return importlib.import_module("httpx")
+
+
+RepairTransport, AsyncRepairTransport = transports(_default_module())
