@@ -32,6 +32,7 @@ import json
 import logging
 from typing import Any, Optional, Union
 
+import litellm as _litellm
 from litellm.integrations.custom_logger import CustomLogger
 
 from . import _errors
@@ -61,6 +62,22 @@ def _plain(o: Any) -> Any:
     if callable(dump):
         return dump(exclude_none=True)
     return dict(o)
+
+
+def _target_model(model: str, data: dict) -> str:
+    """The model as the provider sees it: LiteLLM's ``deepseek/deepseek-reasoner`` is
+    DeepSeek's ``deepseek-reasoner`` (turnkeeper would read the prefix as a router's, and a
+    router is judged more leniently), ``openrouter/anthropic/claude-...`` is OpenRouter's
+    ``anthropic/claude-...``. A name LiteLLM does not know (a proxy alias) is kept."""
+    try:
+        bare = _litellm.get_llm_provider(
+            model=model,
+            custom_llm_provider=data.get("custom_llm_provider"),
+            api_base=data.get("api_base"),
+        )[0]
+    except Exception:  # noqa: BLE001 - LiteLLM raises several kinds for an unknown name
+        return model
+    return bare if isinstance(bare, str) and bare else model
 
 
 def _call_type_name(call_type: Any) -> str:
@@ -100,6 +117,8 @@ class TurnkeeperCallback(CustomLogger):
         body: dict[str, Any] = {}
         model = self.model or data.get("model")
         if isinstance(model, str):
+            if self.model is None:
+                model = _target_model(model, data)
             body["model"] = model
         for key in _PARAMS:
             if data.get(key) is not None:
