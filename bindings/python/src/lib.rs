@@ -6,7 +6,7 @@
 //! type it came in; a body that needed no repair comes back as the very object passed in.
 //!
 //! Errors are the exception classes of `turnkeeper._errors` (all subclasses of
-//! `turnkeeper.TurnkeeperError`), raised from [`Failure`]; nothing here panics across the FFI
+//! `turnkeeper.TurnkeeperError`), raised from `Failure`; nothing here panics across the FFI
 //! (the workspace lints forbid `unwrap`, and every input path returns a `Result`).
 
 use std::borrow::Cow;
