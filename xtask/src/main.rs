@@ -56,6 +56,11 @@ COMMANDS:
                 rules        cargo xtask rules --check (see `rules` below)
                 crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper-kit --test doctor_crash
                              (see `crash` below, with 10 runs per store)
+                python       bindings/python/test.sh: a venv in target/python-venv with the
+                             pinned test packages, pip install ./bindings/python (maturin,
+                             dev profile), pytest (agreement with the CLI on the corpus, the
+                             real anthropic, openai and litellm against a mock upstream);
+                             skipped without python3 + venv + pip, a failure so under CI=true
                 invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
                              (the same property tests on the same build, at CI strength)
                 publish      the layering check and cargo publish --dry-run --workspace

@@ -334,6 +334,8 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         Check::Tests,
     )?;
 
+    python_step(v)?;
+
     if opts.quick {
         v.skip("invariants (CI strength)", "--quick");
     } else {
@@ -374,6 +376,52 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         return Ok(());
     }
     fuzz_steps(v, opts)
+}
+
+/// The Python package (`bindings/python`): built with maturin and tested with pytest by
+/// `bindings/python/test.sh` (a venv under the target directory, the pinned test packages from
+/// PyPI, the real `anthropic`, `openai` and `litellm` against a mock upstream). Without a
+/// `python3` that has `venv` and `pip` the step is skipped with a line saying so, and fails
+/// under `CI=true`, where the package must be tested.
+fn python_step(v: &mut Verify) -> Result<()> {
+    const NAME: &str = "python (bindings/python)";
+    let root = v.root.clone();
+    let probe = Cmd::new(&root, "python3").args(["-c", "import venv, ensurepip, pip"]);
+    if !probe.succeeds() {
+        let why = "python3 with venv and pip is not available";
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            return v.finish(
+                NAME,
+                Duration::ZERO,
+                String::new(),
+                Some(format!(
+                    "{why}; under CI=true the Python package must be tested"
+                )),
+                &probe.display(),
+            );
+        }
+        v.skip(NAME, why);
+        return Ok(());
+    }
+    let cmd = Cmd::new(&root, "bash").arg("bindings/python/test.sh");
+    println!(
+        "\n==> verify [{}] {NAME}: {}",
+        v.results.len() + 1,
+        cmd.display()
+    );
+    // pytest's closing line (`N passed ...`) becomes the step's note; the summed cargo counts
+    // of the last line stay cargo's.
+    let out =
+        cmd.run(|l| l.contains(" passed") || l.contains(" failed") || l.contains(" error"))?;
+    let note = out
+        .lines
+        .iter()
+        .rev()
+        .find(|l| l.contains(" passed") || l.contains(" failed"))
+        .map(|l| l.trim().to_owned())
+        .unwrap_or_default();
+    let problem = (!out.status.success()).then(|| fmt_status(out.status));
+    v.finish(NAME, out.elapsed, note, problem, &cmd.display())
 }
 
 /// Whether `cargo metadata` lists any `bench` target in the workspace.
