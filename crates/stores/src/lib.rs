@@ -6,7 +6,7 @@
 //!   part-level plan with a backup first and an undo ([`opencode::write`]).
 //! - [`claude_code`]: Claude Code's `~/.claude/projects/*/*.jsonl` sessions: listing, loading,
 //!   and replacing a session file through the shared write layer (backup, manifest, undo).
-//! - [`write`]: the write layer every store shares: atomic writes, the crash-test hook, in-use
+//! - [`write`](mod@write): the write layer every store shares: atomic writes, the crash-test hook, in-use
 //!   detection, and whole session files replaced or created with a backup and an undo.
 //!
 //! Reading never writes: a database is opened read-only, and one with a write-ahead log is read

@@ -4,7 +4,7 @@
 //! Every backup lives in `<root>/turnkeeper-backup/<session>/<stamp>/`: `original.jsonl` (the
 //! bytes replaced, when a file was replaced) and `manifest.json`, written last and atomically;
 //! a backup without its manifest is incomplete and ignored by an undo (it can exist only when
-//! nothing was changed yet). The file itself is written atomically ([`write_atomic`]): a run
+//! nothing was changed yet). The file itself is written atomically (a temporary file renamed over it): a run
 //! killed at any step leaves it with its old bytes or its new ones, never a mix.
 //!
 //! The manifest keeps the shape the Claude Code doctor has always written (`session`, `file`,

@@ -1,6 +1,6 @@
 //! The write layer every store shares: atomic writes confined to a root (temporary file, fsync,
 //! rename, directory sync), the crash-test hook that counts write steps, in-use detection through
-//! `/proc`, and [`file`]: replacing, creating and undoing whole session files with a backup and a
+//! `/proc`, and [`file`](mod@file): replacing, creating and undoing whole session files with a backup and a
 //! manifest (Claude Code, openclaw, Codex). OpenCode's part-level writes are in
 //! [`crate::opencode::write`], on the same operations.
 //!
