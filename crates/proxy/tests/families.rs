@@ -99,10 +99,11 @@ async fn a_deepseek_tool_turn_without_reasoning_content_arrives_accepted() {
     let mut body: Value = serde_json::from_slice(&e.request).expect("json");
     let mut dropped = 0;
     for m in body["messages"].as_array_mut().expect("messages") {
-        if m["role"] == "assistant" && m.get("tool_calls").is_some() {
-            if let Some(o) = m.as_object_mut() {
-                dropped += usize::from(o.remove("reasoning_content").is_some());
-            }
+        if m["role"] == "assistant"
+            && m.get("tool_calls").is_some()
+            && let Some(o) = m.as_object_mut()
+        {
+            dropped += usize::from(o.remove("reasoning_content").is_some());
         }
     }
     assert!(

@@ -71,9 +71,9 @@ pub async fn post_to(
 /// The path a recorded exchange of a family is sent to (Chat alternates the two spellings).
 pub fn path_of(e: &Exchange, n: usize) -> String {
     match e.family.as_str() {
-        "openai-chat" if n % 2 == 0 => "/v1/chat/completions".to_owned(),
+        "openai-chat" if n.is_multiple_of(2) => "/v1/chat/completions".to_owned(),
         "openai-chat" => "/chat/completions".to_owned(),
-        "openai-responses" if n % 2 == 0 => "/v1/responses".to_owned(),
+        "openai-responses" if n.is_multiple_of(2) => "/v1/responses".to_owned(),
         "openai-responses" => "/responses".to_owned(),
         "gemini" => {
             let method = if e.sse {
