@@ -1,4 +1,5 @@
-//! `turnkeeper proxy`: a local Anthropic endpoint in the path of an agent's traffic.
+//! `turnkeeper proxy`: a local endpoint for Anthropic Messages, OpenAI Chat Completions and
+//! Responses, and Gemini, in the path of an agent's traffic.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -19,9 +20,23 @@ pub struct ProxyArgs {
     /// through it.
     #[arg(long)]
     allow_remote: bool,
-    /// The provider's base URL.
+    /// The Anthropic upstream's base URL (`/v1/messages`).
     #[arg(long, default_value = "https://api.anthropic.com")]
     upstream: String,
+    /// The OpenAI-compatible upstream's base URL (`/v1/chat/completions`, `/chat/completions`,
+    /// `/v1/responses`, `/responses`): the client's path is appended, so
+    /// `https://api.deepseek.com` with a client path `/chat/completions` reaches
+    /// `https://api.deepseek.com/chat/completions`.
+    #[arg(long, default_value = "https://api.openai.com")]
+    upstream_openai: String,
+    /// The Gemini upstream's base URL (`/v1beta/models/{model}:generateContent`,
+    /// `:streamGenerateContent`, and under `/v1/`).
+    #[arg(long, default_value = "https://generativelanguage.googleapis.com")]
+    upstream_gemini: String,
+    /// Close pooled upstream connections idle for this many seconds (keep it below the
+    /// upstream's own idle timeout).
+    #[arg(long, default_value_t = 20)]
+    pool_idle_timeout: u64,
     /// The turn store: a directory, `memory`, or `redis://HOST:PORT/DB` to share it between
     /// proxies.
     #[arg(long, default_value = "memory")]
@@ -45,6 +60,9 @@ pub fn run(a: &ProxyArgs) -> ExitCode {
         listen: a.listen,
         allow_remote: a.allow_remote,
         upstream: a.upstream.clone(),
+        upstream_openai: a.upstream_openai.clone(),
+        upstream_gemini: a.upstream_gemini.clone(),
+        pool_idle_timeout: Duration::from_secs(a.pool_idle_timeout),
         store: StoreConfig::parse(&a.store),
         store_limit: a.store_limit,
         store_ttl: Duration::from_secs(a.store_ttl),
@@ -66,9 +84,11 @@ pub fn run(a: &ProxyArgs) -> ExitCode {
         };
         // The one line a user (or a script waiting for the port) reads.
         eprintln!(
-            "turnkeeper proxy listening on http://{} -> {}",
+            "turnkeeper proxy listening on http://{} -> {} (openai: {}, gemini: {})",
             proxy.local_addr(),
-            a.upstream
+            a.upstream,
+            a.upstream_openai,
+            a.upstream_gemini
         );
         proxy.run_until_signal().await;
         ExitCode::SUCCESS

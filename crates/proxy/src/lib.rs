@@ -1,14 +1,20 @@
-//! `turnkeeper proxy`: a local Anthropic Messages endpoint that sits between an agent and the
-//! provider, so every transcript passes through turnkeeper with no change to the agent but its
-//! base URL.
+//! `turnkeeper proxy`: a local endpoint for Anthropic Messages, OpenAI Chat Completions (and the
+//! OpenAI-compatible vendors: DeepSeek, Kimi, OpenRouter, vLLM, ...), OpenAI Responses and
+//! Gemini `generateContent`, that sits between an agent and the provider, so every transcript
+//! passes through turnkeeper with no change to the agent but its base URL.
 //!
-//! For `POST /v1/messages` the proxy
-//! 1. reads the body (up to [`Config::max_body`]; a larger body, or one that is not a Messages
-//!    request, is forwarded unchanged: the proxy never blocks a request because of itself);
-//! 2. looks up the assistant turns it carries in the turn store (a directory, or Redis for
-//!    several instances) and repairs the body with `turnkeeper_prevent::repair`, which restores
-//!    a turn the agent altered to the bytes the provider sent (AN-22) and fixes what the rules
-//!    can fix safely. A valid body is forwarded byte-identical;
+//! For each route of a family it reads (see the table in `family.rs`: `POST /v1/messages`,
+//! `/v1/chat/completions`, `/v1/responses`, `/v1beta/models/{model}:generateContent` and their
+//! variants) the proxy
+//! 1. reads the body (up to [`Config::max_body`], decoding a `Content-Encoding` of gzip,
+//!    deflate, br or zstd within that limit; a larger body, or one that is not a request of its
+//!    family, is forwarded unchanged: the proxy never blocks a request because of itself);
+//! 2. repairs it under the rules of its target (the model the body or, for Gemini, the path
+//!    names): for Messages it looks up the assistant turns the body carries in the turn store (a
+//!    directory, or Redis for several instances) and restores a turn the agent altered to the
+//!    bytes the provider sent (AN-22); the other families go through
+//!    `turnkeeper_prevent::wire::repair_wire` (Chat, Responses) or `repair` (Gemini). A valid
+//!    body is forwarded byte-identical, to the family's own upstream;
 //! 3. forwards it with every header but the hop-by-hop ones, and streams the response back as
 //!    it arrives (SSE events are never buffered whole), recording a complete assistant
 //!    response in the turn store. A stream cut short on either side is not recorded;
@@ -16,7 +22,11 @@
 //!    once; the client sees the retried response, and `x-turnkeeper-recovered` says what was
 //!    done. 429, 5xx and 529 go back unchanged (the client's SDK retries them).
 //!
-//! Every other path is forwarded untouched. `GET /metrics` answers in Prometheus' text format.
+//! A request whose upstream connection (a pooled one, closed by the upstream while idle) fails
+//! before any response byte is sent once more on a fresh connection.
+//!
+//! Every other path is forwarded untouched. `GET /metrics` answers in Prometheus' text format,
+//! each request-scoped series labelled with its `route`.
 //! Headers that carry credentials are forwarded but never logged, and the store holds response
 //! content only.
 //!
@@ -30,8 +40,11 @@
 //! # }
 //! ```
 
+mod decode;
+mod family;
 mod forward;
-mod messages;
+mod handler;
+mod http;
 mod metrics;
 mod turns;
 
@@ -41,10 +54,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
-use http_body_util::combinators::BoxBody;
+use ::http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
@@ -54,8 +64,7 @@ use tracing::Instrument;
 
 pub use metrics::Metrics;
 
-/// The body type of every response the proxy sends.
-pub(crate) type Body = BoxBody<Bytes, std::io::Error>;
+use crate::http::{Body, text_response};
 
 /// Anthropic's documented request size limit for the Messages API (32 MB), the default for
 /// [`Config::max_body`].
@@ -97,8 +106,16 @@ pub struct Config {
     /// Allow a non-loopback listen address (anyone who can reach it can spend the keys sent
     /// through it).
     pub allow_remote: bool,
-    /// The provider's base URL; never taken from a request.
+    /// The Anthropic upstream's base URL (`/v1/messages`, and other requests carrying
+    /// Anthropic's headers); never taken from a request.
     pub upstream: String,
+    /// The base URL of the OpenAI-compatible upstream (Chat Completions and Responses, and other
+    /// requests with a bearer token): `https://api.openai.com`, `https://api.deepseek.com`, ...
+    /// The client's path is appended as it came.
+    pub upstream_openai: String,
+    /// The base URL of the Gemini upstream (`generateContent`, and other requests to Google's
+    /// paths or with its key).
+    pub upstream_gemini: String,
     /// The turn store.
     pub store: StoreConfig,
     /// At most this many turns kept in memory or in the directory (the oldest are forgotten).
@@ -111,6 +128,10 @@ pub struct Config {
     pub recover: bool,
     /// Give up connecting to the upstream after this time (a 502 goes back to the client).
     pub connect_timeout: Duration,
+    /// Close pooled upstream connections idle for this long. Shorter than common upstream idle
+    /// timeouts (load balancers close at 60 s, some gateways sooner), so a request rarely meets
+    /// a connection the upstream is closing.
+    pub pool_idle_timeout: Duration,
 }
 
 impl Default for Config {
@@ -119,12 +140,15 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
             allow_remote: false,
             upstream: "https://api.anthropic.com".to_owned(),
+            upstream_openai: "https://api.openai.com".to_owned(),
+            upstream_gemini: "https://generativelanguage.googleapis.com".to_owned(),
             store: StoreConfig::Memory,
             store_limit: 10_000,
             store_ttl: Duration::from_secs(7 * 24 * 3600),
             max_body: DEFAULT_MAX_BODY,
             recover: true,
             connect_timeout: Duration::from_secs(30),
+            pool_idle_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -161,8 +185,12 @@ pub enum ProxyError {
 /// What every request handler shares.
 pub(crate) struct State {
     pub(crate) config: Config,
-    pub(crate) upstream: String,
+    /// Each family's upstream base URL, without a trailing slash (`Family::index`).
+    pub(crate) upstreams: [String; 4],
     pub(crate) client: reqwest::Client,
+    /// A client that keeps no idle connection: every request it sends opens a fresh one (the
+    /// retry after a pooled connection failed).
+    pub(crate) fresh: reqwest::Client,
     pub(crate) turns: turns::Turns,
     pub(crate) metrics: Metrics,
     next_id: AtomicU64,
@@ -186,27 +214,44 @@ impl Proxy {
         if !config.listen.ip().is_loopback() && !config.allow_remote {
             return Err(ProxyError::NotLoopback(config.listen));
         }
-        let upstream = config.upstream.trim_end_matches('/').to_owned();
-        let loopback_upstream = match upstream.strip_prefix("http://") {
-            Some(rest) => {
-                let host = rest.split(['/', ':']).next().unwrap_or("");
-                host == "127.0.0.1" || host == "localhost" || host == "[::1]"
+        let bases = [
+            &config.upstream,
+            &config.upstream_openai,
+            &config.upstream_openai,
+            &config.upstream_gemini,
+        ];
+        let mut upstreams: [String; 4] = Default::default();
+        let mut all_loopback = true;
+        for (slot, base) in upstreams.iter_mut().zip(bases) {
+            let trimmed = base.trim_end_matches('/').to_owned();
+            match trimmed.strip_prefix("http://") {
+                Some(rest) => {
+                    let host = rest.split(['/', ':']).next().unwrap_or("");
+                    all_loopback &= host == "127.0.0.1" || host == "localhost" || host == "[::1]";
+                }
+                None if trimmed.starts_with("https://") => all_loopback = false,
+                None => return Err(ProxyError::BadUpstream(base.clone())),
             }
-            None if upstream.starts_with("https://") => false,
-            None => return Err(ProxyError::BadUpstream(config.upstream.clone())),
-        };
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .pool_idle_timeout(Duration::from_secs(90))
-            .http1_only();
-        if loopback_upstream {
-            // A loopback upstream (tests, a local gateway) is never reached through an
-            // HTTP(S)_PROXY from the environment.
-            builder = builder.no_proxy();
+            *slot = trimmed;
         }
-        let client = builder
-            .build()
-            .map_err(|e| ProxyError::Client(e.to_string()))?;
+        let build = |idle: usize| {
+            let mut builder = reqwest::Client::builder()
+                .connect_timeout(config.connect_timeout)
+                .pool_idle_timeout(config.pool_idle_timeout)
+                .pool_max_idle_per_host(idle)
+                .redirect(reqwest::redirect::Policy::none())
+                .http1_only();
+            if all_loopback {
+                // Loopback upstreams (tests, a local gateway) are never reached through an
+                // HTTP(S)_PROXY from the environment.
+                builder = builder.no_proxy();
+            }
+            builder
+                .build()
+                .map_err(|e| ProxyError::Client(e.to_string()))
+        };
+        let client = build(usize::MAX)?;
+        let fresh = build(0)?;
         let turns = turns::Turns::open(&config).await?;
         let listener =
             TcpListener::bind(config.listen)
@@ -221,15 +266,23 @@ impl Proxy {
         })?;
         let state = Arc::new(State {
             config,
-            upstream,
+            upstreams,
             client,
+            fresh,
             turns,
             metrics: Metrics::default(),
             next_id: AtomicU64::new(1),
         });
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(serve(listener, state.clone(), stopped));
-        tracing::info!(%addr, upstream = %state.upstream, store = state.turns.describe(), "proxy listening");
+        tracing::info!(
+            %addr,
+            upstream = %state.upstreams[0],
+            openai = %state.upstreams[1],
+            gemini = %state.upstreams[3],
+            store = state.turns.describe(),
+            "proxy listening"
+        );
         Ok(Proxy {
             addr,
             state,
@@ -327,47 +380,17 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
                 state.metrics.render(),
             );
         }
-        if path == "/v1/messages" && req.method() == Method::POST {
-            state
-                .metrics
-                .inc("requests_total", &[("route", "messages")]);
+        if req.method() == Method::POST
+            && let Some(route) = family::route(path)
+        {
+            let label = route.family.label();
+            state.metrics.inc("requests_total", &[("route", label)]);
             let _in_flight = state.metrics.in_flight();
-            return messages::handle(&state, req).await;
+            return handler::handle(&state, req, route).await;
         }
         state.metrics.inc("requests_total", &[("route", "other")]);
         forward::passthrough(&state, req).await
     }
     .instrument(span)
     .await
-}
-
-/// A small complete response.
-pub(crate) fn text_response(
-    status: StatusCode,
-    content_type: &str,
-    body: String,
-) -> Response<Body> {
-    let mut r = Response::new(full(Bytes::from(body)));
-    *r.status_mut() = status;
-    if let Ok(v) = http::HeaderValue::from_str(content_type) {
-        r.headers_mut().insert(http::header::CONTENT_TYPE, v);
-    }
-    r
-}
-
-/// A body of known bytes.
-pub(crate) fn full(b: Bytes) -> Body {
-    http_body_util::Full::new(b)
-        .map_err(|never| match never {})
-        .boxed()
-}
-
-/// The error the proxy answers with when it cannot reach the upstream at all, in the
-/// provider's error shape so SDKs report it as they report any API error.
-pub(crate) fn proxy_error(status: StatusCode, message: &str) -> Response<Body> {
-    let body = serde_json::json!({
-        "type": "error",
-        "error": {"type": "api_error", "message": format!("turnkeeper proxy: {message}")},
-    });
-    text_response(status, "application/json", body.to_string())
 }

@@ -7,12 +7,14 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::family::Family;
+
 /// Each counter family with its help text. A family not listed here is a bug (debug builds
 /// assert it).
 const FAMILIES: &[(&str, &str)] = &[
     (
         "requests_total",
-        "Requests received, by route (messages, other).",
+        "Requests received, by route (messages, chat, responses, gemini, other).",
     ),
     (
         "upstream_responses_total",
@@ -20,39 +22,51 @@ const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "forwarded_unchanged_total",
-        "Messages requests forwarded byte-identical, by reason (valid, too_large, unparsable, not_a_request, guard).",
+        "Requests forwarded byte-identical, by route and reason (valid, too_large, unparsable, not_a_request, guard, undecodable).",
     ),
     (
         "repairs_total",
-        "Changes made to requests before sending, by rule id.",
+        "Changes made to requests before sending, by route and rule id.",
     ),
     (
         "restores_total",
-        "Assistant turns restored from the turn store.",
+        "Assistant turns restored from the turn store, by route.",
     ),
     (
         "store_lookups_total",
-        "Turn store lookups for assistant messages, by result (hit, miss, error).",
+        "Turn store lookups for assistant messages, by route and result (hit, miss, error).",
     ),
     (
         "records_total",
-        "Responses recorded in the turn store, by result (stored, incomplete, not_a_turn, error, too_large).",
+        "Responses recorded in the turn store, by route and result (stored, incomplete, not_a_turn, error, too_large).",
     ),
     (
         "recoveries_total",
-        "Recoverable 400s retried once, by action and by the retry's status class.",
+        "Recoverable 400s retried once, by route, action and the retry's status class.",
     ),
     (
         "recovery_skipped_total",
-        "400s not retried, by reason (not_repairable, no_change, failed).",
+        "400s not retried, by route and reason (not_repairable, no_change, failed).",
     ),
     (
         "streams_aborted_total",
-        "Responses cut short, by side (client, upstream).",
+        "Responses cut short, by route and side (client, upstream).",
     ),
     (
         "upstream_errors_total",
-        "Requests the upstream could not be reached for.",
+        "Requests the upstream could not be reached for, by route.",
+    ),
+    (
+        "upstream_retries_total",
+        "Requests sent again on a fresh connection after the upstream connection failed before any response byte, by route and result (ok, failed).",
+    ),
+    (
+        "clients_gone_total",
+        "Clients that left before the response headers were sent (while the proxy read, repaired or waited for the upstream), by route.",
+    ),
+    (
+        "decoded_total",
+        "Request bodies decoded from their Content-Encoding to be judged, by route and encoding.",
     ),
 ];
 
@@ -66,7 +80,8 @@ const BUCKETS: &[f64] = &[
 pub struct Metrics {
     counters: Mutex<BTreeMap<(&'static str, String), u64>>,
     in_flight: AtomicI64,
-    added: Histogram,
+    /// The added latency, one histogram per family (`Family::index`).
+    added: [Histogram; 4],
 }
 
 #[derive(Debug, Default)]
@@ -151,18 +166,27 @@ impl Metrics {
         InFlight(&self.in_flight)
     }
 
-    /// Records the latency the proxy added before sending a request upstream (reading,
-    /// store lookups, repair).
-    pub fn observe_added(&self, d: Duration) {
+    /// Records the latency the proxy added before sending a request of `family` upstream
+    /// (reading, decoding, store lookups, repair).
+    pub(crate) fn observe_added(&self, family: Family, d: Duration) {
+        let h = &self.added[family.index()];
         let secs = d.as_secs_f64();
         for (i, le) in BUCKETS.iter().enumerate() {
             if secs <= *le {
-                self.added.buckets[i].fetch_add(1, Ordering::Relaxed);
+                h.buckets[i].fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.added.count.fetch_add(1, Ordering::Relaxed);
+        h.count.fetch_add(1, Ordering::Relaxed);
         let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        self.added.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        h.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// How many requests of the route labelled `route` had their added latency observed.
+    pub fn added_count(&self, route: &str) -> u64 {
+        Family::ALL
+            .iter()
+            .find(|f| f.label() == route)
+            .map_or(0, |f| self.added[f.index()].count.load(Ordering::Relaxed))
     }
 
     /// Prometheus text format, version 0.0.4.
@@ -184,28 +208,38 @@ impl Metrics {
         }
         let _ = writeln!(
             out,
-            "# HELP turnkeeper_proxy_in_flight Messages requests being handled.\n# TYPE turnkeeper_proxy_in_flight gauge\nturnkeeper_proxy_in_flight {}",
+            "# HELP turnkeeper_proxy_in_flight Requests of the routes the proxy reads being handled.\n# TYPE turnkeeper_proxy_in_flight gauge\nturnkeeper_proxy_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
         );
         let _ = writeln!(
             out,
-            "# HELP turnkeeper_proxy_added_seconds Time spent before forwarding a messages request (read, store lookups, repair).\n# TYPE turnkeeper_proxy_added_seconds histogram"
+            "# HELP turnkeeper_proxy_added_seconds Time spent before forwarding a request (read, decode, store lookups, repair), by route.\n# TYPE turnkeeper_proxy_added_seconds histogram"
         );
-        for (i, le) in BUCKETS.iter().enumerate() {
+        for f in Family::ALL {
+            let h = &self.added[f.index()];
+            let route = f.label();
+            for (i, le) in BUCKETS.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "turnkeeper_proxy_added_seconds_bucket{{route=\"{route}\",le=\"{le}\"}} {}",
+                    h.buckets[i].load(Ordering::Relaxed)
+                );
+            }
+            let count = h.count.load(Ordering::Relaxed);
             let _ = writeln!(
                 out,
-                "turnkeeper_proxy_added_seconds_bucket{{le=\"{le}\"}} {}",
-                self.added.buckets[i].load(Ordering::Relaxed)
+                "turnkeeper_proxy_added_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}"
+            );
+            let sum = h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+            let _ = writeln!(
+                out,
+                "turnkeeper_proxy_added_seconds_sum{{route=\"{route}\"}} {sum}"
+            );
+            let _ = writeln!(
+                out,
+                "turnkeeper_proxy_added_seconds_count{{route=\"{route}\"}} {count}"
             );
         }
-        let count = self.added.count.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "turnkeeper_proxy_added_seconds_bucket{{le=\"+Inf\"}} {count}"
-        );
-        let sum = self.added.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-        let _ = writeln!(out, "turnkeeper_proxy_added_seconds_sum {sum}");
-        let _ = writeln!(out, "turnkeeper_proxy_added_seconds_count {count}");
         out
     }
 }
@@ -220,7 +254,7 @@ mod tests {
         m.inc("repairs_total", &[("rule", "AN-05")]);
         m.add("repairs_total", &[("rule", "AN-05")], 2);
         m.inc("restores_total", &[]);
-        m.observe_added(Duration::from_micros(300));
+        m.observe_added(Family::Chat, Duration::from_micros(300));
         let text = m.render();
         assert!(
             text.contains("turnkeeper_proxy_repairs_total{rule=\"AN-05\"} 3\n"),
@@ -232,14 +266,20 @@ mod tests {
         );
         assert!(text.contains("# TYPE turnkeeper_proxy_repairs_total counter\n"));
         assert!(
-            text.contains("turnkeeper_proxy_added_seconds_bucket{le=\"0.00025\"} 0\n"),
+            text.contains(
+                "turnkeeper_proxy_added_seconds_bucket{route=\"chat\",le=\"0.00025\"} 0\n"
+            ),
             "{text}"
         );
         assert!(
-            text.contains("turnkeeper_proxy_added_seconds_bucket{le=\"0.0005\"} 1\n"),
+            text.contains(
+                "turnkeeper_proxy_added_seconds_bucket{route=\"chat\",le=\"0.0005\"} 1\n"
+            ),
             "{text}"
         );
-        assert!(text.contains("turnkeeper_proxy_added_seconds_count 1\n"));
+        assert!(text.contains("turnkeeper_proxy_added_seconds_count{route=\"chat\"} 1\n"));
+        assert!(text.contains("turnkeeper_proxy_added_seconds_count{route=\"gemini\"} 0\n"));
+        assert_eq!(m.added_count("chat"), 1);
         assert!(text.contains("turnkeeper_proxy_in_flight 0\n"));
         assert_eq!(m.get("repairs_total", &[("rule", "AN-05")]), 3);
         assert_eq!(m.total("repairs_total"), 3);

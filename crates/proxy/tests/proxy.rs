@@ -45,7 +45,10 @@ async fn every_accepted_real_request_passes_byte_identical() {
     }
     let m = proxy.metrics();
     assert_eq!(
-        m.get("forwarded_unchanged_total", &[("reason", "valid")]),
+        m.get(
+            "forwarded_unchanged_total",
+            &[("route", "messages"), ("reason", "valid")]
+        ),
         exchanges.len() as u64
     );
     assert_eq!(m.total("repairs_total"), 0);
@@ -97,7 +100,9 @@ async fn a_damaged_request_arrives_valid() {
     let sent: Value = serde_json::from_slice(mock.received().last().expect("sent")).expect("json");
     assert_eq!(sent["messages"][2]["content"][0]["type"], "tool_result");
     assert_eq!(
-        proxy.metrics().get("repairs_total", &[("rule", "AN-08")]),
+        proxy
+            .metrics()
+            .get("repairs_total", &[("route", "messages"), ("rule", "AN-08")]),
         1
     );
 }
@@ -227,7 +232,11 @@ async fn a_recoverable_400_is_retried_once() {
     assert_eq!(
         proxy.metrics().get(
             "recoveries_total",
-            &[("action", "strip_thinking"), ("result", "2xx")]
+            &[
+                ("route", "messages"),
+                ("action", "strip_thinking"),
+                ("result", "2xx")
+            ]
         ),
         1
     );
@@ -278,10 +287,10 @@ async fn a_streams_first_event_arrives_before_the_upstream_finishes() {
         "the stream arrives whole and unchanged"
     );
     eventually("the turn is recorded", || {
-        proxy
-            .metrics()
-            .get("records_total", &[("result", "stored")])
-            == 1
+        proxy.metrics().get(
+            "records_total",
+            &[("route", "messages"), ("result", "stored")],
+        ) == 1
     })
     .await;
 }
@@ -307,10 +316,10 @@ async fn an_upstream_cut_mid_stream_leaves_no_record() {
         "the client must see the body break, not a complete-looking one"
     );
     eventually("the abort is counted", || {
-        proxy
-            .metrics()
-            .get("streams_aborted_total", &[("side", "upstream")])
-            == 1
+        proxy.metrics().get(
+            "streams_aborted_total",
+            &[("route", "messages"), ("side", "upstream")],
+        ) == 1
     })
     .await;
     assert_eq!(proxy.metrics().total("records_total"), 0);
@@ -344,10 +353,10 @@ async fn a_client_gone_mid_stream_leaves_no_record() {
     drop(r);
     mock.release();
     eventually("the proxy notices the client left", || {
-        proxy
-            .metrics()
-            .get("streams_aborted_total", &[("side", "client")])
-            == 1
+        proxy.metrics().get(
+            "streams_aborted_total",
+            &[("route", "messages"), ("side", "client")],
+        ) == 1
     })
     .await;
     eventually("the upstream stream stops", || {
@@ -386,9 +395,10 @@ async fn fifty_concurrent_streams() {
     }
     assert_eq!(mock.streams_finished(), 50);
     assert_eq!(
-        proxy
-            .metrics()
-            .get("records_total", &[("result", "stored")]),
+        proxy.metrics().get(
+            "records_total",
+            &[("route", "messages"), ("result", "stored")]
+        ),
         50
     );
 }
@@ -431,9 +441,18 @@ async fn two_proxies_sharing_redis_restore_each_others_turns() {
         let restored: Value = serde_json::from_str(&raw_content(&sent, 1)).expect("json");
         assert_eq!(restored, content);
     }
-    assert_eq!(a.metrics().get("records_total", &[("result", "stored")]), 2);
     assert_eq!(
-        b.metrics().get("store_lookups_total", &[("result", "hit")]),
+        a.metrics().get(
+            "records_total",
+            &[("route", "messages"), ("result", "stored")]
+        ),
+        2
+    );
+    assert_eq!(
+        b.metrics().get(
+            "store_lookups_total",
+            &[("route", "messages"), ("result", "hit")]
+        ),
         2
     );
     // The keys carry a TTL.
@@ -512,9 +531,10 @@ async fn what_the_proxy_cannot_judge_goes_unchanged() {
     );
     assert!(mock.received().last().expect("sent") == bytes.as_bytes());
     assert_eq!(
-        proxy
-            .metrics()
-            .get("forwarded_unchanged_total", &[("reason", "too_large")]),
+        proxy.metrics().get(
+            "forwarded_unchanged_total",
+            &[("route", "messages"), ("reason", "too_large")]
+        ),
         1
     );
     let junk = "{\"messages\": [tru";
@@ -522,9 +542,10 @@ async fn what_the_proxy_cannot_judge_goes_unchanged() {
     assert_eq!(got.status, 400);
     assert!(mock.received().last().expect("sent") == junk.as_bytes());
     assert_eq!(
-        proxy
-            .metrics()
-            .get("forwarded_unchanged_total", &[("reason", "unparsable")]),
+        proxy.metrics().get(
+            "forwarded_unchanged_total",
+            &[("route", "messages"), ("reason", "unparsable")]
+        ),
         1
     );
 }

@@ -1,4 +1,5 @@
-//! A mock Anthropic Messages API on loopback, for the proxy's tests and benchmark.
+//! A mock of the providers' APIs on loopback (Anthropic Messages, OpenAI-style Chat Completions,
+//! OpenAI Responses, Gemini `generateContent`), for the proxy's tests and benchmark.
 //!
 //! It replays recorded real responses (`../shared/real-traffic/anthropic`, read in place, never
 //! copied) and rejects what the real API rejects, with the real error texts of
@@ -12,13 +13,26 @@
 //! - a `tool_use` with no `tool_result` in the next message (AN-08), a `tool_result` with no
 //!   `tool_use` before it (AN-10), a blank text block (AN-05).
 //!
+//!
+//! The other families (`openai-chat`, `openai-responses`, `gemini` of `real-traffic/`) are
+//! replayed from their own recordings, on their own paths, and judged as their APIs judge:
+//! - Chat: a DeepSeek or Kimi assistant message with `tool_calls` and no `reasoning_content`
+//!   (DeepSeek's and Kimi's exact texts, DS-03/KM-01), tool calls without their tool messages
+//!   (OpenAI's text);
+//! - Responses: a reasoning item not followed by the item it produced (OR-01), an
+//!   `encrypted_content` no recorded or served response carried (OR-04,
+//!   `invalid_encrypted_content`);
+//! - Gemini 3: a step of the current turn whose first `functionCall` part has no
+//!   `thoughtSignature` (GM-01, the observed text).
+//!
 //! It is written against `serde_json::Value` and shares no code with turnkeeper's rules, so a
 //! request the proxy gets wrong is caught by an independent judge.
 //!
 //! Test controls travel as request headers (the proxy forwards them like any header):
 //! `x-mock-reply: <exchange id>` picks the recorded response; `x-mock-hold: 1` sends a
 //! stream's first event, then waits for [`Mock::release`]; `x-mock-cut-after: N` ends a stream
-//! abruptly after N events; `x-mock-delay-ms: N` waits between events.
+//! abruptly after N events; `x-mock-delay-ms: N` waits between events; `x-mock-wait-ms: N`
+//! waits before the response headers.
 
 #![allow(dead_code)]
 
@@ -52,10 +66,21 @@ pub struct Exchange {
     pub response: Bytes,
     /// True when the response is an event stream.
     pub sse: bool,
+    /// The family's folder in `real-traffic/` (`anthropic`, `openai-chat`, `openai-responses`,
+    /// `gemini`).
+    pub family: String,
+    /// The model the manifest names.
+    pub model: String,
 }
 
 /// The recorded exchanges, loaded from `dir` (`real-traffic/anthropic`).
 pub fn load_exchanges(dir: &Path) -> Vec<Exchange> {
+    load_family(&dir.join(".."), "anthropic")
+}
+
+/// The accepted exchanges of one family (`openai-chat`, ...) of `root` (`real-traffic/`).
+pub fn load_family(root: &Path, family: &str) -> Vec<Exchange> {
+    let dir = root.join(family);
     let manifest: Value = serde_json::from_slice(
         &std::fs::read(dir.join("../MANIFEST.json")).expect("MANIFEST.json"),
     )
@@ -68,7 +93,7 @@ pub fn load_exchanges(dir: &Path) -> Vec<Exchange> {
         let (Some(req), Some(resp)) = (e["request"].as_str(), e["response"].as_array()) else {
             continue;
         };
-        if !req.starts_with("anthropic/") {
+        if !req.starts_with(&format!("{family}/")) {
             continue;
         }
         let root = dir.join("..");
@@ -94,6 +119,8 @@ pub fn load_exchanges(dir: &Path) -> Vec<Exchange> {
             request: Bytes::from(request),
             response: Bytes::from(response),
             sse: pick.ends_with(".sse"),
+            family: family.to_owned(),
+            model: e["model"].as_str().unwrap_or_default().to_owned(),
         });
     }
     out
@@ -204,6 +231,221 @@ struct State {
     client_gone: AtomicUsize,
     /// Streams sent to the end.
     finished: AtomicUsize,
+    /// Every `encrypted_content` a recorded or served response carried (Responses).
+    known_encrypted: Mutex<HashSet<String>>,
+}
+
+/// Every string under an `encrypted_content` key anywhere in `v`.
+fn encrypted_in(v: &Value, into: &mut HashSet<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                if k == "encrypted_content"
+                    && let Some(s) = x.as_str()
+                {
+                    into.insert(s.to_owned());
+                }
+                encrypted_in(x, into);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| encrypted_in(x, into)),
+        _ => {}
+    }
+}
+
+/// Every JSON value of a body: the body, or each `data:` line of a stream.
+fn json_values(body: &[u8]) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        return vec![v];
+    }
+    String::from_utf8_lossy(body)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+/// The family a path of the API belongs to (`real-traffic/` folder names).
+fn family_of(path: &str) -> Option<&'static str> {
+    if path == "/v1/messages" {
+        Some("anthropic")
+    } else if path.ends_with("/chat/completions") {
+        Some("openai-chat")
+    } else if path.ends_with("/responses") {
+        Some("openai-responses")
+    } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
+        Some("gemini")
+    } else {
+        None
+    }
+}
+
+/// What DeepSeek, Kimi or OpenAI would reject in a Chat Completions request.
+fn judge_chat(req: &Value) -> Option<String> {
+    let model = req["model"].as_str().unwrap_or("").to_ascii_lowercase();
+    let msgs = req["messages"].as_array()?;
+    for (i, m) in msgs.iter().enumerate() {
+        if m["role"] != "assistant" {
+            continue;
+        }
+        let calls: Vec<&str> = m["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["id"].as_str())
+            .collect();
+        if calls.is_empty() {
+            continue;
+        }
+        // Only the vendors' own APIs (their own model ids): routers and gateways translate, and
+        // real traffic through them was accepted without the field.
+        let own_deepseek = [
+            "deepseek-chat",
+            "deepseek-reasoner",
+            "deepseek-v4-pro",
+            "deepseek-v4-flash",
+            "deepseek-v3.2",
+        ]
+        .contains(&model.as_str());
+        let own_kimi = model.starts_with("kimi-");
+        if m.get("reasoning_content").is_none() {
+            if own_deepseek {
+                // DeepSeek V3.2's text (api-rules-reasoning DS-03).
+                return Some(format!(
+                    "Missing `reasoning_content` field in the assistant message at message index {i}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+                ));
+            }
+            if own_kimi {
+                return Some(format!(
+                    "thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}"
+                ));
+            }
+        }
+        let answered: HashSet<&str> = msgs[i + 1..]
+            .iter()
+            .take_while(|n| n["role"] == "tool")
+            .filter_map(|n| n["tool_call_id"].as_str())
+            .collect();
+        let missing: Vec<&str> = calls
+            .into_iter()
+            .filter(|c| !answered.contains(c))
+            .collect();
+        if !missing.is_empty() {
+            return Some(format!(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+                missing.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// What OpenAI would reject in a Responses request: `(message, code)`.
+fn judge_responses(st: &State, req: &Value) -> Option<(String, &'static str)> {
+    let items = req["input"].as_array()?;
+    // OpenAI's own rules (OR-01, OR-04); DeepSeek's Responses endpoint accepted reasoning items
+    // without a following item in real traffic.
+    let model = req["model"].as_str().unwrap_or("");
+    let openai = model.starts_with("gpt-")
+        || model.starts_with("o1")
+        || model.starts_with("o3")
+        || model.starts_with("o4")
+        || model.starts_with("codex");
+    if !openai {
+        return None;
+    }
+    let known = st.known_encrypted.lock().expect("lock");
+    for (i, it) in items.iter().enumerate() {
+        if it["type"] != "reasoning" {
+            continue;
+        }
+        let id = it["id"].as_str().unwrap_or("");
+        if let Some(enc) = it["encrypted_content"].as_str()
+            && !known.contains(enc)
+        {
+            return Some((
+                format!(
+                    "The encrypted content for item {id} could not be verified. Reason: Encrypted content could not be decrypted or parsed."
+                ),
+                "invalid_encrypted_content",
+            ));
+        }
+        if !id.is_empty() {
+            let next = items.get(i + 1);
+            let follows = next.is_some_and(|n| {
+                let t = n["type"].as_str().unwrap_or("message");
+                t != "reasoning" && !(t == "message" && n["role"] == "user")
+            });
+            if !follows {
+                return Some((
+                    format!(
+                        "Item '{id}' of type 'reasoning' was provided without its required following item."
+                    ),
+                    "",
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// What Gemini 3 would reject: the first `functionCall` part of a step of the current turn
+/// without its `thoughtSignature` (GM-01).
+fn judge_gemini(model: &str, req: &Value) -> Option<String> {
+    if !model.starts_with("gemini-3") {
+        return None;
+    }
+    let contents = req["contents"].as_array()?;
+    let is_user_text = |c: &Value| {
+        c["role"] == "user"
+            && c["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|p| p.get("functionResponse").is_none())
+    };
+    let start = contents.iter().rposition(is_user_text).map_or(0, |i| i + 1);
+    for c in &contents[start..] {
+        if c["role"] != "model" {
+            continue;
+        }
+        let parts = c["parts"].as_array().into_iter().flatten();
+        if let Some((n, p)) = parts
+            .enumerate()
+            .find(|(_, p)| p.get("functionCall").is_some())
+            && p.get("thoughtSignature").is_none()
+        {
+            return Some(format!(
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                p["functionCall"]["name"].as_str().unwrap_or("?"),
+                n + 1
+            ));
+        }
+    }
+    None
+}
+
+/// A 400 in the error shape of `family`.
+fn family_error(family: &str, message: String, code: &str) -> Response<MockBody> {
+    let body = match family {
+        "gemini" => {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        }
+        "anthropic" => {
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        }
+        _ => json!({"error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": if code.is_empty() { Value::Null } else { Value::String(code.to_owned()) },
+        }}),
+    };
+    let mut r = Response::new(full(Bytes::from(body.to_string())));
+    *r.status_mut() = StatusCode::BAD_REQUEST;
+    r.headers_mut()
+        .insert("content-type", "application/json".parse().expect("header"));
+    r
 }
 
 /// A running mock.
@@ -220,6 +462,15 @@ impl Mock {
         let mut known_redacted = HashSet::new();
         let mut by_request = HashMap::new();
         let mut by_id = HashMap::new();
+        let mut known_encrypted = HashSet::new();
+        for e in &exchanges {
+            for v in json_values(&e.response)
+                .iter()
+                .chain(json_values(&e.request).iter())
+            {
+                encrypted_in(v, &mut known_encrypted);
+            }
+        }
         for (i, e) in exchanges.iter().enumerate() {
             thinking_pairs(
                 &response_content(&e.response, e.sse),
@@ -247,6 +498,7 @@ impl Mock {
             release: Semaphore::new(0),
             client_gone: AtomicUsize::new(0),
             finished: AtomicUsize::new(0),
+            known_encrypted: Mutex::new(known_encrypted),
         });
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -488,6 +740,10 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
     let hold = header(&req, "x-mock-hold").is_some();
     let cut_after = header(&req, "x-mock-cut-after").and_then(|v| v.parse::<usize>().ok());
     let delay = header(&req, "x-mock-delay-ms").and_then(|v| v.parse::<u64>().ok());
+    if let Some(ms) = header(&req, "x-mock-wait-ms").and_then(|v| v.parse::<u64>().ok()) {
+        // Silence before the response headers (a slow first token).
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
     let path = req.uri().path().to_owned();
     st.headers.lock().expect("lock").push(
         req.headers()
@@ -500,39 +756,81 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
             })
             .collect(),
     );
+    let gzipped = header(&req, "content-encoding") == Some("gzip");
     let Ok(body) = req.into_body().collect().await.map(|b| b.to_bytes()) else {
         return error("could not read the body".to_owned());
     };
     st.received.lock().expect("lock").push(body.clone());
-    if path != "/v1/messages" {
+    // A gzip body is read as the real APIs read it: decoded.
+    let body = if gzipped {
+        use std::io::Read as _;
+        let mut out = Vec::new();
+        if flate2::read::GzDecoder::new(&body[..])
+            .read_to_end(&mut out)
+            .is_err()
+        {
+            return error("could not decode the gzip body".to_owned());
+        }
+        Bytes::from(out)
+    } else {
+        body
+    };
+    let Some(family) = family_of(&path) else {
         let mut r = Response::new(full(Bytes::from_static(br#"{"data":[],"has_more":false}"#)));
         r.headers_mut()
             .insert("content-type", "application/json".parse().expect("header"));
         return r;
-    }
-    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
-        return error("There was an error parsing the body".to_owned());
     };
-    if let Some(msg) = judge(&st, &v) {
-        return error(msg);
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+        return family_error(family, "There was an error parsing the body".to_owned(), "");
+    };
+    let verdict = match family {
+        "anthropic" => judge(&st, &v).map(|m| (m, "")),
+        "openai-chat" => judge_chat(&v).map(|m| (m, "")),
+        "openai-responses" => judge_responses(&st, &v),
+        _ => {
+            let model = path
+                .rsplit('/')
+                .next()
+                .and_then(|m| m.split(':').next())
+                .unwrap_or("");
+            judge_gemini(model, &v).map(|m| (m, ""))
+        }
+    };
+    if let Some((msg, code)) = verdict {
+        return family_error(family, msg, code);
     }
-    let stream = v["stream"].as_bool().unwrap_or(false);
+    let stream = if family == "gemini" {
+        path.ends_with(":streamGenerateContent")
+    } else {
+        v["stream"].as_bool().unwrap_or(false)
+    };
     let idx = match reply.as_deref().and_then(|r| st.by_id.get(r)) {
         Some(&i) => i,
         None => match st.by_request.get(&body) {
             Some(&i) => i,
             None => {
                 let same: Vec<usize> = (0..st.exchanges.len())
-                    .filter(|&i| st.exchanges[i].sse == stream)
+                    .filter(|&i| st.exchanges[i].sse == stream && st.exchanges[i].family == family)
                     .collect();
                 if same.is_empty() {
-                    return error("mock: no recorded response of this kind".to_owned());
+                    return family_error(
+                        family,
+                        "mock: no recorded response of this kind".to_owned(),
+                        "",
+                    );
                 }
                 same[st.next.fetch_add(1, Ordering::Relaxed) % same.len()]
             }
         },
     };
     let e = &st.exchanges[idx];
+    {
+        let mut known = st.known_encrypted.lock().expect("lock");
+        for v in json_values(&e.response) {
+            encrypted_in(&v, &mut known);
+        }
+    }
     let content = response_content(&e.response, e.sse);
     {
         let mut served = st.served.lock().expect("lock");

@@ -16,12 +16,75 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use turnkeeper_proxy::{Config, Proxy};
 
-pub use mock::{Exchange, Mock, load_exchanges, response_content};
+pub use mock::{Exchange, Mock, load_exchanges, load_family, response_content};
 
 /// The recorded exchanges, or `None` (with one printed line) when `../shared` is absent.
 pub fn exchanges() -> Option<Vec<Exchange>> {
     let dir = shared::shared_dir("real-traffic")?;
     Some(load_exchanges(&dir.join("anthropic")))
+}
+
+/// The recorded exchanges of every family the proxy reads (Anthropic, Chat, Responses, Gemini),
+/// or `None` (with one printed line) when `../shared` is absent.
+pub fn all_exchanges() -> Option<Vec<Exchange>> {
+    let dir = shared::shared_dir("real-traffic")?;
+    let mut all = Vec::new();
+    for f in ["anthropic", "openai-chat", "openai-responses", "gemini"] {
+        all.extend(load_family(&dir, f));
+    }
+    Some(all)
+}
+
+/// A mock of every family, and a proxy in front of it (all three upstreams the mock).
+pub async fn start_all(tune: impl FnOnce(&mut Config)) -> Option<(Mock, Proxy)> {
+    let mock = Mock::start(all_exchanges()?).await;
+    let proxy = proxy_for(&mock, tune).await;
+    Some((mock, proxy))
+}
+
+/// `POST base + path` with `body` and `headers`, read whole.
+pub async fn post_to(
+    base: &str,
+    path: &str,
+    body: impl Into<Bytes>,
+    headers: &[(&str, &str)],
+) -> Got {
+    let mut rb = client()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer sk-test-not-a-key")
+        .body(body.into());
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    let r = rb.send().await.expect("request sent");
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    let body = r.bytes().await.expect("body read");
+    Got {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The path a recorded exchange of a family is sent to (Chat alternates the two spellings).
+pub fn path_of(e: &Exchange, n: usize) -> String {
+    match e.family.as_str() {
+        "openai-chat" if n.is_multiple_of(2) => "/v1/chat/completions".to_owned(),
+        "openai-chat" => "/chat/completions".to_owned(),
+        "openai-responses" if n.is_multiple_of(2) => "/v1/responses".to_owned(),
+        "openai-responses" => "/responses".to_owned(),
+        "gemini" => {
+            let method = if e.sse {
+                "streamGenerateContent?alt=sse"
+            } else {
+                "generateContent"
+            };
+            format!("/v1beta/models/{}:{method}", e.model)
+        }
+        _ => "/v1/messages".to_owned(),
+    }
 }
 
 /// A mock, and a proxy in front of it configured by `tune`.
@@ -36,6 +99,8 @@ pub async fn proxy_for(mock: &Mock, tune: impl FnOnce(&mut Config)) -> Proxy {
     let mut c = Config {
         listen: "127.0.0.1:0".parse().expect("addr"),
         upstream: mock.url(),
+        upstream_openai: mock.url(),
+        upstream_gemini: mock.url(),
         ..Config::default()
     };
     tune(&mut c);
