@@ -155,17 +155,31 @@ fn a_dropped_responses_reasoning_item_is_put_back_before_its_call() {
 #[test]
 fn an_altered_responses_reasoning_item_is_replaced_by_the_original() {
     let out = r#"{"type":"function_call_output","call_id":"call_1","output":"x"}"#;
-    let altered = RS.replace("gAAAA1", "gAAAA1-edited");
-    let req = format!(r#"{{"model":"gpt-5","input":[{altered},{FC},{out}]}}"#);
-    check(
-        Format::Responses,
-        &[&responses_resp()],
-        &req,
-        (
-            &format!(r#"{{"model":"gpt-5","input":[{RS},{FC},{out}]}}"#),
-            &["OR-17 restored_field input[0]"],
+    // The summary edited, or the encrypted blob stripped: the provider's item goes back.
+    for altered in [
+        RS.replace(r#""text":"plan""#, r#""text":"plan, shortened""#),
+        RS.replace(
+            r#""encrypted_content":"gAAAA1""#,
+            r#""encrypted_content":null"#,
         ),
-    );
+        RS.replace(r#","encrypted_content":"gAAAA1""#, ""),
+    ] {
+        let req = format!(r#"{{"model":"gpt-5","input":[{altered},{FC},{out}]}}"#);
+        check(
+            Format::Responses,
+            &[&responses_resp()],
+            &req,
+            (
+                &format!(r#"{{"model":"gpt-5","input":[{RS},{FC},{out}]}}"#),
+                &["OR-17 restored_field input[0]"],
+            ),
+        );
+    }
+    // Another encrypted blob alone is no edit: a stream sends each item's blob up to three
+    // times, each encrypted anew, and OpenAI takes any of them back (real traffic). Left as it is.
+    let other_blob = RS.replace("gAAAA1", "gAAAA2");
+    let req = format!(r#"{{"model":"gpt-5","input":[{other_blob},{FC},{out}]}}"#);
+    check(Format::Responses, &[&responses_resp()], &req, (&req, &[]));
     // The same state written another way (key order) is no alteration.
     let reordered = r#"{"type":"reasoning","id":"rs_1","encrypted_content":"gAAAA1","summary":[{"type":"summary_text","text":"plan"}]}"#;
     let same = format!(r#"{{"model":"gpt-5","input":[{reordered},{FC},{out}]}}"#);

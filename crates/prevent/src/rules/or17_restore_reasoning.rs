@@ -11,9 +11,12 @@
 //! With a turn store holding the responses (`turnkeeper store add`, the proxy), turnkeeper knows
 //! what the provider sent, so it can put it back instead of dropping more (§0.3 item 1: "Keep
 //! stored provider data verbatim, and restore it"):
-//! - an input reasoning item whose `id` the store knows, but whose `encrypted_content` or
-//!   `summary` differs from the stored one, is replaced whole by the stored item, byte for byte
-//!   as the provider sent it (an error: the server cannot verify the altered one);
+//! - an input reasoning item whose `id` the store knows, but which lost the `encrypted_content`
+//!   the provider sent, or whose `summary` differs from the stored one, is replaced whole by the
+//!   stored item, byte for byte as the provider sent it (an error: the server cannot verify the
+//!   altered one). A different encrypted blob alone is no edit: a stream carries each item's
+//!   blob up to three times, each encrypted anew, and any of them is accepted back (see
+//!   `same_state`);
 //! - a function call, custom tool call or assistant message whose `call_id` (or `id`) the store
 //!   knows, and that the provider's output had right after a reasoning item, but that the input
 //!   has without one, gets that reasoning item put back right before it, byte for byte (an error
@@ -172,6 +175,14 @@ pub fn run(cx: &mut ResponsesCx<'_, '_>) {
 /// True when the two items carry the same reasoning state (`encrypted_content` and `summary`
 /// equal as JSON values): a difference in form only (key order, spacing, escapes) is not an
 /// alteration the server can see.
+///
+/// Two encrypted blobs that differ are no sign of an edit: a streamed response carries one
+/// reasoning item's `encrypted_content` up to three times, each encrypted anew
+/// (`response.output_item.added`, `.done`, `response.completed`), and OpenAI accepts any of them
+/// back (real traffic: fantasy's gpt-5 streaming exchange replays the `added` copy while the
+/// store keeps the `completed` one). So the item counts as altered only when its
+/// `encrypted_content` is gone (absent, `null` or empty) where the provider sent one, or its
+/// `summary` differs.
 fn same_state(a: &str, b: &str) -> bool {
     let (Ok(a), Ok(b)) = (
         serde_json::from_str::<Value>(a),
@@ -179,7 +190,12 @@ fn same_state(a: &str, b: &str) -> bool {
     ) else {
         return false;
     };
-    a.get("encrypted_content") == b.get("encrypted_content") && a.get("summary") == b.get("summary")
+    let blob = |v: &Value| {
+        v.get("encrypted_content")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    (blob(&a) || !blob(&b)) && a.get("summary") == b.get("summary")
 }
 
 /// True when the stored reasoning item can go back into this request as it is: `summary`
