@@ -752,19 +752,47 @@ async fn retry_once(
         return Err("failed");
     };
     let opts = prepared.options();
-    let mut attempts = Attempts::new();
-    let recovered = match recover_with(request, &diagnosis, &mut attempts, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::warn!(error = %e, "recovery failed; the 400 goes back as it came");
-            return Err("failed");
-        }
+    let edits = |r: &turnkeeper_recover::Recovered| {
+        r.sends()
+            && !matches!(
+                r.action,
+                Action::Retry { .. }
+                    | Action::FixConfig { .. }
+                    | Action::Compact
+                    | Action::GiveUp { .. }
+            )
     };
-    let edits = !matches!(
-        recovered.action,
-        Action::Retry { .. } | Action::FixConfig { .. } | Action::Compact | Action::GiveUp { .. }
-    );
-    if !recovered.sends() || !edits {
+    // A Chat body whose model the rules do not take for DeepSeek's or Kimi's own API (a
+    // gateway's alias, a router's `vendor/model`) is judged by the rules of the API whose exact
+    // error came back, first: that API has said it wants the reasoning back.
+    let vendor = match (family, judged_by(&text)) {
+        (Family::Chat, Some(model)) => {
+            let mut o = opts.clone();
+            o.model = Some(model.to_owned());
+            match recover_with(request, &diagnosis, &mut Attempts::new(), &o) {
+                Ok(r) if edits(&r) => {
+                    tracing::info!(
+                        model,
+                        "recovered under the rules of the API the error came from"
+                    );
+                    Some(r)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let recovered = match vendor {
+        Some(r) => r,
+        None => match recover_with(request, &diagnosis, &mut Attempts::new(), &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "recovery failed; the 400 goes back as it came");
+                return Err("failed");
+            }
+        },
+    };
+    if !edits(&recovered) {
         tracing::info!(
             kind,
             action = recovered.action.name(),
@@ -801,6 +829,18 @@ async fn retry_once(
         }
     };
     Ok((retried, action, kind))
+}
+
+/// The model whose rules judge a Chat request when the upstream answered with DeepSeek's or
+/// Kimi's own error text for a missing `reasoning_content` (api-rules: DS-03, KM-01).
+fn judged_by(error: &str) -> Option<&'static str> {
+    if error.contains("Missing `reasoning_content` field") {
+        Some("deepseek-reasoner")
+    } else if error.contains("reasoning_content is missing in assistant tool call message") {
+        Some("kimi-k2-thinking")
+    } else {
+        None
+    }
 }
 
 /// Reads a response body up to `limit`; `Err` carries what was read when it is longer or cut.
