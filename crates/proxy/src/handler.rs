@@ -792,6 +792,51 @@ async fn retry_once(
             }
         },
     };
+    // A Responses body the recovery hands back (drop or strip items: OpenAI's "provided without
+    // its required following item" and its kin) is repaired, with the turn store, under OpenAI's
+    // own rules (the body may name an Azure deployment or a gateway's alias): the API that
+    // answered is OpenAI's, and it said what it refuses.
+    let recovered = if family == Family::Responses
+        && !edits(&recovered)
+        && matches!(
+            recovered.action,
+            Action::DropItems { .. }
+                | Action::StripItemIds { .. }
+                | Action::RestoreReasoning { .. }
+        ) {
+        let mut o = opts.clone();
+        o.model = Some(OPENAI_RULES_MODEL.to_owned());
+        match turnkeeper_prevent::wire::repair_wire(request, family.format(), &o) {
+            Ok(r) if !r.report.changes.is_empty() => {
+                for c in &r.report.changes {
+                    tracing::info!(rule = %c.rule, action = %c.action, path = %c.path, reason = %c.reason, "recovery change");
+                }
+                let action = recovered.action.name();
+                let body = Bytes::from(r.body.into_owned());
+                headers.remove(header::CONTENT_ENCODING);
+                let retried = match send_upstream(
+                    state,
+                    family,
+                    Method::POST,
+                    &parts.uri,
+                    headers,
+                    body,
+                )
+                .await
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::warn!(cause = %crate::forward::error_chain(&e), "the retry could not be sent; the 400 goes back");
+                        return Err("failed");
+                    }
+                };
+                return Ok((retried, action, kind));
+            }
+            _ => recovered,
+        }
+    } else {
+        recovered
+    };
     if !edits(&recovered) {
         tracing::info!(
             kind,
@@ -830,6 +875,9 @@ async fn retry_once(
     };
     Ok((retried, action, kind))
 }
+
+/// The model whose rules judge a Responses request after OpenAI's API refused it.
+const OPENAI_RULES_MODEL: &str = "gpt-5";
 
 /// The model whose rules judge a Chat request when the upstream answered with DeepSeek's or
 /// Kimi's own error text for a missing `reasoning_content` (api-rules: DS-03, KM-01).

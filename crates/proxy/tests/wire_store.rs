@@ -144,8 +144,28 @@ async fn restored_case(
         String::from_utf8_lossy(&got.body)
     );
     let sent = mock.received().last().expect("sent").clone();
-    let sent_v: Value = serde_json::from_slice(&sent).expect("json");
-    let want: Value = serde_json::from_str(&original).expect("json");
+    let mut sent_v: Value = serde_json::from_slice(&sent).expect("json");
+    let mut want: Value = serde_json::from_str(&original).expect("json");
+    // A Responses stream carries a reasoning item's `encrypted_content` three times, each
+    // encrypted anew (`output_item.added`, `.done`, `response.completed`); the store keeps the
+    // completed response's, the recorded client replayed the first. Each is the provider's.
+    for v in [&mut sent_v, &mut want] {
+        for it in v["input"].as_array_mut().into_iter().flatten() {
+            if it["type"] == "reasoning"
+                && let Some(enc) = it.get_mut("encrypted_content")
+            {
+                let text = enc.as_str().unwrap_or_default().to_owned();
+                assert!(
+                    first
+                        .response
+                        .windows(text.len())
+                        .any(|w| w == text.as_bytes()),
+                    "{stem}: an encrypted_content the provider never sent"
+                );
+                *enc = Value::Null;
+            }
+        }
+    }
     assert_eq!(
         sent_v,
         want,
@@ -218,7 +238,7 @@ async fn a_dropped_responses_reasoning_item_is_put_back() {
     let Some((mock, proxy)) = start_all(|_| {}).await else {
         return;
     };
-    for (stem, identical_expected) in [(RESPONSES_JSON, false), (RESPONSES_STREAM, true)] {
+    for (stem, identical_expected) in [(RESPONSES_JSON, false), (RESPONSES_STREAM, false)] {
         let (got, identical) = restored_case(
             &mock,
             &proxy,
@@ -228,8 +248,9 @@ async fn a_dropped_responses_reasoning_item_is_put_back() {
             drop_reasoning_item,
         )
         .await;
-        // The JSON recording is pretty-printed, the client's follow-up compact: the item goes
-        // back as the provider wrote it, so only the JSON is the same.
+        // The JSON recording is pretty-printed and the client's follow-up compact, and the
+        // stream's client replayed another of the provider's encryptions: the item goes back as
+        // the provider wrote it, so the bytes differ from the recorded follow-up's.
         assert_eq!(identical, identical_expected, "{stem}");
         assert!(
             got.header("x-turnkeeper-repaired").contains("OR-17"),
@@ -382,6 +403,20 @@ async fn a_stream_cut_short_on_either_side_records_nothing() {
     assert_eq!(m.total("restores_total"), 0);
 }
 
+/// `raw` without its `function_call` item and that call's output (a client that lost the tool
+/// call the reasoning item before it produced).
+fn drop_function_call(raw: &str) -> String {
+    let mut v: Value = serde_json::from_str(raw).expect("json");
+    let items = v["input"].as_array_mut().expect("input");
+    let call = items
+        .iter()
+        .find(|it| it["type"] == "function_call")
+        .map(|it| it["call_id"].clone())
+        .expect("a function call");
+    items.retain(|it| it["call_id"] != call);
+    v.to_string()
+}
+
 /// The model named in `raw` replaced by `model` (a gateway's alias the rules do not take for the
 /// vendor's own API), textually.
 fn with_model(raw: &str, from: &str, to: &str) -> String {
@@ -425,9 +460,10 @@ async fn a_recoverable_400_is_repaired_with_the_store_and_retried_once() {
         Case {
             stem: RESPONSES_JSON,
             path: "/v1/responses",
-            model: ("gpt-5", "gpt-5"),
+            // An Azure deployment name: the rules leave the body to the API.
+            model: ("gpt-5", "prod-reasoning-deployment"),
             error: "Item 'rs_075b435690aee51e0169b3196f54a8819e9a33c038fdc1f932' of type 'reasoning' was provided without its required following item.",
-            damage: drop_reasoning_item,
+            damage: drop_function_call,
         },
     ];
     for c in cases {
@@ -490,6 +526,17 @@ async fn a_recoverable_400_is_repaired_with_the_store_and_retried_once() {
             c.stem
         );
         let retried: Value = serde_json::from_slice(&received[before + 1]).expect("json");
+        if c.path.ends_with("responses") {
+            // The orphaned reasoning item goes, whole; nothing else changes.
+            let mut want: Value = serde_json::from_str(&damaged).expect("json");
+            want["input"]
+                .as_array_mut()
+                .expect("input")
+                .retain(|it| it["type"] != "reasoning");
+            assert_eq!(retried, want, "{}", c.stem);
+            assert_eq!(got.header("x-turnkeeper-recovered"), "drop_items");
+            continue;
+        }
         let want: Value = serde_json::from_str(&original).expect("json");
         assert_eq!(
             retried, want,
