@@ -405,6 +405,20 @@ impl TurnStore {
         }
         let turn = WireTurn::from_response(body, family)?;
         let response_id = turn.response_id.clone();
+        self.add_wire(turn)?;
+        Ok(Recorded {
+            family,
+            response_id,
+        })
+    }
+
+    /// Records a wire family's turn read beforehand ([`WireTurn::from_response`]), so a caller
+    /// that holds the store behind a lock reads the response outside it. With a directory, the
+    /// turn is also written to disk atomically.
+    ///
+    /// # Errors
+    /// When writing fails.
+    pub fn add_wire(&mut self, turn: WireTurn) -> Result<(), StoreError> {
         if let Some(dir) = &self.dir {
             let path = dir.join(format!("{}.json", wire_fingerprint(&turn)));
             let text = serde_json::to_string(&turn)
@@ -412,10 +426,22 @@ impl TurnStore {
             crate::fsio::write_private_atomically(&path, text.as_bytes()).map_err(io(&path))?;
         }
         self.index_wire(turn);
-        Ok(Recorded {
-            family,
-            response_id,
-        })
+        Ok(())
+    }
+
+    /// Adds a wire turn in memory only (never written to the directory): for a store assembled
+    /// for one request from a shared store's turns (see [`TurnStore::insert`]).
+    pub fn insert_wire(&mut self, turn: WireTurn) {
+        self.index_wire(turn);
+    }
+
+    /// The stored wire turn found by `key`, a namespaced key of [`WireTurn::keys`]
+    /// (`chat:call:<id>`, `responses:id:<id>`, ...).
+    pub fn wire_turn(&self, key: &str) -> Option<&WireTurn> {
+        self.by_wire
+            .get(key)
+            .and_then(|s| self.wire.get(s))
+            .map(|(t, _)| t)
     }
 
     fn index_wire(&mut self, turn: WireTurn) {
@@ -539,7 +565,7 @@ enum OnDisk {
 
 /// The name of a wire turn (its family and its text).
 fn wire_fingerprint(turn: &WireTurn) -> String {
-    crate::ledger::fingerprint(&format!("{}\n{}", turn.family.name(), turn.raw))
+    turn.fingerprint()
 }
 
 /// Creates `dir` (and its parents) and, on Unix, makes it accessible to its owner only.

@@ -150,6 +150,12 @@ pub fn text_key(text: &str) -> Option<String> {
 }
 
 impl WireTurn {
+    /// The turn's name: a fingerprint of its family and its text (the name of its file in a
+    /// store directory, and its key in a shared store).
+    pub fn fingerprint(&self) -> String {
+        crate::ledger::fingerprint(&format!("{}\n{}", self.family.name(), self.raw))
+    }
+
     /// Reads [`WireTurn::raw`].
     ///
     /// # Errors

@@ -11,7 +11,7 @@ use http::request::Parts;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore};
+use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore, WireFamily, WireTurn};
 use turnkeeper_model::{BodyKind, FormatHint, Role, read};
 use turnkeeper_prevent::{ChangeAction, Options, Report, RequestChange, repair};
 use turnkeeper_recover::{Action, Attempts, classify, recover_with};
@@ -135,6 +135,75 @@ async fn lookup(
         .filter(|k| !k.is_empty())
         .collect();
     let found = state.turns.lookup(&wanted).await;
+    count_lookup(state, route, &found);
+    found.store
+}
+
+/// The keys each assistant turn of a Chat or Responses request is found by in the turn store,
+/// best first ([`turnkeeper_guard::WireTurn::keys`]): per Chat assistant message, its tool call
+/// ids, else the hash of its text; per Responses reasoning item or item a response produced,
+/// its `call_id`, then its `id`. Empty when the body does not read (the repair says why).
+fn wire_wanted(family: Family, text: &str) -> Vec<Vec<String>> {
+    use turnkeeper_model::wire::{chat, responses};
+    let mut wanted = Vec::new();
+    match family {
+        Family::Chat => {
+            let Ok(body) = chat::read(text) else {
+                return wanted;
+            };
+            for m in &body.messages {
+                if m.role != chat::ChatRole::Assistant {
+                    continue;
+                }
+                let ids: Vec<String> = m
+                    .calls
+                    .iter()
+                    .filter_map(|c| c.id.map(|id| format!("chat:call:{}", id.decode(text))))
+                    .collect();
+                let keys = if ids.is_empty() {
+                    match m.content {
+                        chat::ChatContent::Text { text: t, .. } => {
+                            turnkeeper_guard::wire_turn::text_key(&t.decode(text))
+                                .map(|h| vec![format!("chat:text:{h}")])
+                                .unwrap_or_default()
+                        }
+                        _ => Vec::new(),
+                    }
+                } else {
+                    ids
+                };
+                if !keys.is_empty() {
+                    wanted.push(keys);
+                }
+            }
+        }
+        Family::Responses => {
+            let Ok(body) = responses::read(text) else {
+                return wanted;
+            };
+            for it in &body.items {
+                if it.kind != responses::ItemKind::Reasoning && !it.is_model_output() {
+                    continue;
+                }
+                let mut keys = Vec::with_capacity(2);
+                if let Some(c) = it.call_id {
+                    keys.push(format!("responses:call:{}", c.decode(text)));
+                }
+                if let Some(id) = it.id {
+                    keys.push(format!("responses:id:{}", id.decode(text)));
+                }
+                if !keys.is_empty() {
+                    wanted.push(keys);
+                }
+            }
+        }
+        Family::Messages | Family::Gemini => {}
+    }
+    wanted
+}
+
+/// Counts a lookup's hits and misses (or its failure).
+fn count_lookup(state: &State, route: &'static str, found: &crate::turns::Found) {
     if found.error {
         state.metrics.inc(
             "store_lookups_total",
@@ -157,7 +226,6 @@ async fn lookup(
         misses = found.misses,
         "turn store lookup"
     );
-    found.store
 }
 
 /// Repairs `bytes` when they are a request of the route's family. `Err(reason)` means: forward
@@ -191,6 +259,10 @@ async fn prepare(
         }
         Family::Chat | Family::Responses => {
             let format = route.family.format();
+            let wanted = wire_wanted(route.family, text);
+            let found = state.turns.lookup_wire(&wanted).await;
+            count_lookup(state, label, &found);
+            prepared.store = found.store;
             turnkeeper_prevent::wire::repair_wire(text, format, &prepared.options())
         }
     };
@@ -283,10 +355,12 @@ fn upstream_headers(parts: &Parts, extra_betas: &[String], decoded: bool) -> Hea
 }
 
 /// A tee that records the response in the turn store once it is complete (the families the
-/// store reads: Messages).
+/// store reads: Messages, Chat Completions, Responses).
 fn recorder(state: &Arc<State>, family: Family) -> Option<Tee> {
-    if family != Family::Messages {
-        return None;
+    match family {
+        Family::Messages => {}
+        Family::Chat | Family::Responses => return Some(wire_recorder(state, family)),
+        Family::Gemini => return None,
     }
     let st = state.clone();
     let route = family.label();
@@ -335,6 +409,57 @@ fn recorder(state: &Arc<State>, family: Family) -> Option<Tee> {
             })
         }),
     })
+}
+
+/// The tee of a Chat or Responses route: the complete response (JSON, or a stream that
+/// finished: a `finish_reason`, `response.completed`) becomes a [`WireTurn`]; anything less is
+/// counted and dropped.
+fn wire_recorder(state: &Arc<State>, family: Family) -> Tee {
+    let st = state.clone();
+    let route = family.label();
+    let wire = if family == Family::Chat {
+        WireFamily::Chat
+    } else {
+        WireFamily::Responses
+    };
+    Tee {
+        limit: state.config.max_body,
+        done: Box::new(move |bytes: Vec<u8>| {
+            Box::pin(async move {
+                let count = |result: &'static str| {
+                    st.metrics
+                        .inc("records_total", &[("route", route), ("result", result)]);
+                };
+                let Ok(text) = std::str::from_utf8(&bytes) else {
+                    count("not_a_turn");
+                    return;
+                };
+                let turn = match WireTurn::from_response(text, wire) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let why = e.to_string();
+                        let cut = why.contains("cut short")
+                            || why.contains("ended with")
+                            || why.contains("only a completed response");
+                        count(if cut { "incomplete" } else { "not_a_turn" });
+                        tracing::debug!(error = %why, "response not recorded");
+                        return;
+                    }
+                };
+                let id = turn.response_id.clone().unwrap_or_default();
+                match st.turns.record_wire(turn).await {
+                    Ok(()) => {
+                        count("stored");
+                        tracing::debug!(response = %id, "turn recorded");
+                    }
+                    Err(e) => {
+                        count("error");
+                        tracing::warn!(error = %e, "turn store write failed");
+                    }
+                }
+            })
+        }),
+    }
 }
 
 /// Counts a client that left before the response headers went back: hyper drops the handler's
@@ -627,19 +752,92 @@ async fn retry_once(
         return Err("failed");
     };
     let opts = prepared.options();
-    let mut attempts = Attempts::new();
-    let recovered = match recover_with(request, &diagnosis, &mut attempts, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::warn!(error = %e, "recovery failed; the 400 goes back as it came");
-            return Err("failed");
-        }
+    let edits = |r: &turnkeeper_recover::Recovered| {
+        r.sends()
+            && !matches!(
+                r.action,
+                Action::Retry { .. }
+                    | Action::FixConfig { .. }
+                    | Action::Compact
+                    | Action::GiveUp { .. }
+            )
     };
-    let edits = !matches!(
-        recovered.action,
-        Action::Retry { .. } | Action::FixConfig { .. } | Action::Compact | Action::GiveUp { .. }
-    );
-    if !recovered.sends() || !edits {
+    // A Chat body whose model the rules do not take for DeepSeek's or Kimi's own API (a
+    // gateway's alias, a router's `vendor/model`) is judged by the rules of the API whose exact
+    // error came back, first: that API has said it wants the reasoning back.
+    let vendor = match (family, judged_by(&text)) {
+        (Family::Chat, Some(model)) => {
+            let mut o = opts.clone();
+            o.model = Some(model.to_owned());
+            match recover_with(request, &diagnosis, &mut Attempts::new(), &o) {
+                Ok(r) if edits(&r) => {
+                    tracing::info!(
+                        model,
+                        "recovered under the rules of the API the error came from"
+                    );
+                    Some(r)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let recovered = match vendor {
+        Some(r) => r,
+        None => match recover_with(request, &diagnosis, &mut Attempts::new(), &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "recovery failed; the 400 goes back as it came");
+                return Err("failed");
+            }
+        },
+    };
+    // A Responses body the recovery hands back (drop or strip items: OpenAI's "provided without
+    // its required following item" and its kin) is repaired, with the turn store, under OpenAI's
+    // own rules (the body may name an Azure deployment or a gateway's alias): the API that
+    // answered is OpenAI's, and it said what it refuses.
+    let recovered = if family == Family::Responses
+        && !edits(&recovered)
+        && matches!(
+            recovered.action,
+            Action::DropItems { .. }
+                | Action::StripItemIds { .. }
+                | Action::RestoreReasoning { .. }
+        ) {
+        let mut o = opts.clone();
+        o.model = Some(OPENAI_RULES_MODEL.to_owned());
+        match turnkeeper_prevent::wire::repair_wire(request, family.format(), &o) {
+            Ok(r) if !r.report.changes.is_empty() => {
+                for c in &r.report.changes {
+                    tracing::info!(rule = %c.rule, action = %c.action, path = %c.path, reason = %c.reason, "recovery change");
+                }
+                let action = recovered.action.name();
+                let body = Bytes::from(r.body.into_owned());
+                headers.remove(header::CONTENT_ENCODING);
+                let retried = match send_upstream(
+                    state,
+                    family,
+                    Method::POST,
+                    &parts.uri,
+                    headers,
+                    body,
+                )
+                .await
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::warn!(cause = %crate::forward::error_chain(&e), "the retry could not be sent; the 400 goes back");
+                        return Err("failed");
+                    }
+                };
+                return Ok((retried, action, kind));
+            }
+            _ => recovered,
+        }
+    } else {
+        recovered
+    };
+    if !edits(&recovered) {
         tracing::info!(
             kind,
             action = recovered.action.name(),
@@ -676,6 +874,21 @@ async fn retry_once(
         }
     };
     Ok((retried, action, kind))
+}
+
+/// The model whose rules judge a Responses request after OpenAI's API refused it.
+const OPENAI_RULES_MODEL: &str = "gpt-5";
+
+/// The model whose rules judge a Chat request when the upstream answered with DeepSeek's or
+/// Kimi's own error text for a missing `reasoning_content` (api-rules: DS-03, KM-01).
+fn judged_by(error: &str) -> Option<&'static str> {
+    if error.contains("Missing `reasoning_content` field") {
+        Some("deepseek-reasoner")
+    } else if error.contains("reasoning_content is missing in assistant tool call message") {
+        Some("kimi-k2-thinking")
+    } else {
+        None
+    }
 }
 
 /// Reads a response body up to `limit`; `Err` carries what was read when it is longer or cut.

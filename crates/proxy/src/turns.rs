@@ -9,12 +9,20 @@
 //! `turnkeeper:v1:turn:<fingerprint>` holds the [`StoredTurn`] as JSON, and
 //! `turnkeeper:v1:tool:<tool_use id>` and `turnkeeper:v1:text:<text hash>` hold the
 //! fingerprint. A reader sees a turn whole or not at all.
+//!
+//! The wire families' turns (Chat Completions, Responses) are found by their namespaced keys
+//! ([`WireTurn::keys`]: `chat:call:<id>`, `chat:text:<hash>`, `responses:id:<id>`,
+//! `responses:call:<call_id>`). In Redis, `turnkeeper:v1:wire:<fingerprint>` holds the
+//! [`WireTurn`] as JSON and `turnkeeper:v1:wkey:<key>` its fingerprint, written in one
+//! `MULTI`/`EXEC` like an Anthropic turn. A text key two different turns share names neither
+//! (it holds `!`, as the local store forgets it), so a turn is never found by a text that is not
+//! its own alone.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use redis::AsyncCommands;
-use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore};
+use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore, WireTurn};
 
 use crate::{Config, ProxyError, StoreConfig};
 
@@ -135,6 +143,104 @@ impl Turns {
         found
     }
 
+    /// The stored wire turns for one request: `wanted` holds, per assistant message or output
+    /// item, the keys it is found by, best first. One hit or miss per entry.
+    pub(crate) async fn lookup_wire(&self, wanted: &[Vec<String>]) -> Found {
+        let mut found = Found {
+            store: TurnStore::in_memory(),
+            hits: 0,
+            misses: 0,
+            error: false,
+        };
+        if wanted.is_empty() {
+            return found;
+        }
+        match self {
+            Turns::Local(m) => {
+                let Ok(s) = m.lock() else {
+                    found.error = true;
+                    return found;
+                };
+                let mut turns: Vec<WireTurn> = Vec::new();
+                for keys in wanted {
+                    match keys.iter().find_map(|k| s.wire_turn(k)) {
+                        Some(t) => {
+                            found.hits += 1;
+                            if !turns.contains(t) {
+                                turns.push(t.clone());
+                            }
+                        }
+                        None => found.misses += 1,
+                    }
+                }
+                drop(s);
+                // Read back (each turn parsed) outside the shared store's lock.
+                for t in turns {
+                    found.store.insert_wire(t);
+                }
+            }
+            Turns::Redis { conn, .. } => {
+                let mut conn = conn.clone();
+                match redis_lookup_wire(&mut conn, wanted).await {
+                    Ok((turns, hits)) => {
+                        found.hits = hits;
+                        found.misses = wanted.len() as u64 - hits;
+                        for t in turns {
+                            found.store.insert_wire(t);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "turn store lookup failed; going on without it");
+                        found.error = true;
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Records a wire family's turn (Chat Completions, Responses).
+    pub(crate) async fn record_wire(&self, turn: WireTurn) -> Result<(), String> {
+        match self {
+            Turns::Local(m) => {
+                let mut s = m
+                    .lock()
+                    .map_err(|_| "turn store lock poisoned".to_owned())?;
+                s.add_wire(turn).map_err(|e| e.to_string())
+            }
+            Turns::Redis { conn, ttl } => {
+                let record = turn.record().map_err(|e| e.to_string())?;
+                let keys = WireTurn::keys(&record);
+                let fp = turn.fingerprint();
+                let json = serde_json::to_string(&turn).map_err(|e| e.to_string())?;
+                let ttl = ttl.as_secs().max(1);
+                let mut pipe = redis::pipe();
+                pipe.atomic()
+                    .set_ex(format!("{PREFIX}wire:{fp}"), json, ttl)
+                    .ignore();
+                for k in &keys {
+                    let name = format!("{PREFIX}wkey:{k}");
+                    if k.starts_with("chat:text:") {
+                        // A text another turn already has names neither.
+                        pipe.cmd("EVAL")
+                            .arg(TEXT_KEY_SCRIPT)
+                            .arg(1)
+                            .arg(name)
+                            .arg(&fp)
+                            .arg(ttl)
+                            .ignore();
+                    } else {
+                        pipe.set_ex(name, &fp, ttl).ignore();
+                    }
+                }
+                let mut conn = conn.clone();
+                pipe.query_async::<()>(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+
     /// Records a turn.
     pub(crate) async fn record(&self, turn: StoredTurn) -> Result<(), String> {
         match self {
@@ -212,6 +318,58 @@ async fn redis_lookup(
                 .and_then(|i| parsed[i].clone())
         })
         .collect())
+}
+
+/// Sets a text key to the turn's fingerprint, or to `!` when another turn already has it.
+const TEXT_KEY_SCRIPT: &str = "local cur = redis.call('GET', KEYS[1]) \
+if cur and cur ~= ARGV[1] then redis.call('SET', KEYS[1], '!', 'EX', ARGV[2]) \
+else redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end \
+return 1";
+
+/// Two round trips, as [`redis_lookup`]: the fingerprints of every key, then the turns. Returns
+/// the distinct turns found and how many entries of `wanted` found one.
+async fn redis_lookup_wire(
+    conn: &mut redis::aio::ConnectionManager,
+    wanted: &[Vec<String>],
+) -> redis::RedisResult<(Vec<WireTurn>, u64)> {
+    let mut names: Vec<String> = Vec::new();
+    let mut ranges = Vec::with_capacity(wanted.len());
+    for keys in wanted {
+        let start = names.len();
+        names.extend(keys.iter().map(|k| format!("{PREFIX}wkey:{k}")));
+        ranges.push(start..names.len());
+    }
+    if names.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let fps: Vec<Option<String>> = conn.mget(&names).await?;
+    let chosen: Vec<Option<&String>> = ranges
+        .iter()
+        .map(|r| fps[r.clone()].iter().flatten().find(|fp| *fp != "!"))
+        .collect();
+    let mut unique: Vec<&String> = chosen.iter().flatten().copied().collect();
+    unique.sort_unstable();
+    unique.dedup();
+    if unique.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let turn_keys: Vec<String> = unique
+        .iter()
+        .map(|fp| format!("{PREFIX}wire:{fp}"))
+        .collect();
+    let bodies: Vec<Option<String>> = conn.mget(&turn_keys).await?;
+    let parsed: Vec<Option<WireTurn>> = bodies
+        .into_iter()
+        .map(|b| b.and_then(|b| serde_json::from_str(&b).ok()))
+        .collect();
+    let hits = chosen
+        .iter()
+        .filter(|fp| {
+            fp.and_then(|fp| unique.binary_search(&fp).ok())
+                .is_some_and(|i| parsed[i].is_some())
+        })
+        .count() as u64;
+    Ok((parsed.into_iter().flatten().collect(), hits))
 }
 
 /// `redis://user:secret@host` with the password hidden.

@@ -233,6 +233,8 @@ struct State {
     finished: AtomicUsize,
     /// Every `encrypted_content` a recorded or served response carried (Responses).
     known_encrypted: Mutex<HashSet<String>>,
+    /// The `x-mock-reject-once` texts already answered with their 400.
+    rejected_once: Mutex<HashSet<String>>,
 }
 
 /// Every string under an `encrypted_content` key anywhere in `v`.
@@ -499,6 +501,7 @@ impl Mock {
             client_gone: AtomicUsize::new(0),
             finished: AtomicUsize::new(0),
             known_encrypted: Mutex::new(known_encrypted),
+            rejected_once: Mutex::new(HashSet::new()),
         });
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -744,6 +747,7 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
         // Silence before the response headers (a slow first token).
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
+    let reject_once = header(&req, "x-mock-reject-once").map(str::to_owned);
     let path = req.uri().path().to_owned();
     st.headers.lock().expect("lock").push(
         req.headers()
@@ -799,6 +803,11 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
     };
     if let Some((msg, code)) = verdict {
         return family_error(family, msg, code);
+    }
+    if let Some(msg) = reject_once
+        && st.rejected_once.lock().expect("lock").insert(msg.clone())
+    {
+        return family_error(family, msg, "");
     }
     let stream = if family == "gemini" {
         path.ends_with(":streamGenerateContent")
