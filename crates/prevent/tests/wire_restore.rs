@@ -155,9 +155,8 @@ fn a_dropped_responses_reasoning_item_is_put_back_before_its_call() {
 #[test]
 fn an_altered_responses_reasoning_item_is_replaced_by_the_original() {
     let out = r#"{"type":"function_call_output","call_id":"call_1","output":"x"}"#;
-    // The summary edited, or the encrypted blob stripped: the provider's item goes back.
+    // The encrypted blob stripped: the provider's item goes back.
     for altered in [
-        RS.replace(r#""text":"plan""#, r#""text":"plan, shortened""#),
         RS.replace(
             r#""encrypted_content":"gAAAA1""#,
             r#""encrypted_content":null"#,
@@ -175,11 +174,16 @@ fn an_altered_responses_reasoning_item_is_replaced_by_the_original() {
             ),
         );
     }
-    // Another encrypted blob alone is no edit: a stream sends each item's blob up to three
-    // times, each encrypted anew, and OpenAI takes any of them back (real traffic). Left as it is.
-    let other_blob = RS.replace("gAAAA1", "gAAAA2");
-    let req = format!(r#"{{"model":"gpt-5","input":[{other_blob},{FC},{out}]}}"#);
-    check(Format::Responses, &[&responses_resp()], &req, (&req, &[]));
+    // Another encrypted blob, or another summary, is no edit the server rejects: a stream sends
+    // each item's blob up to three times, each encrypted anew, and OpenAI takes any of them back;
+    // a real client replays an empty summary text for `summary: []` (real traffic). Left alone.
+    for other in [
+        RS.replace("gAAAA1", "gAAAA2"),
+        RS.replace(r#""text":"plan""#, r#""text":"""#),
+    ] {
+        let req = format!(r#"{{"model":"gpt-5","input":[{other},{FC},{out}]}}"#);
+        check(Format::Responses, &[&responses_resp()], &req, (&req, &[]));
+    }
     // The same state written another way (key order) is no alteration.
     let reordered = r#"{"type":"reasoning","id":"rs_1","encrypted_content":"gAAAA1","summary":[{"type":"summary_text","text":"plan"}]}"#;
     let same = format!(r#"{{"model":"gpt-5","input":[{reordered},{FC},{out}]}}"#);

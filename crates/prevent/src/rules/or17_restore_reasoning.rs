@@ -12,16 +12,17 @@
 //! what the provider sent, so it can put it back instead of dropping more (§0.3 item 1: "Keep
 //! stored provider data verbatim, and restore it"):
 //! - an input reasoning item whose `id` the store knows, but which lost the `encrypted_content`
-//!   the provider sent, or whose `summary` differs from the stored one, is replaced whole by the
-//!   stored item, byte for byte as the provider sent it (an error: the server cannot verify the
-//!   altered one). A different encrypted blob alone is no edit: a stream carries each item's
-//!   blob up to three times, each encrypted anew, and any of them is accepted back (see
-//!   `same_state`);
+//!   the provider sent, is replaced whole by the stored item, byte for byte as the provider sent
+//!   it (an error: the server has nothing to verify). Another blob, or another `summary`, is no
+//!   edit the server rejects: a stream carries each item's blob up to three times, each
+//!   encrypted anew, any of them accepted back, and a real client replays an empty summary text
+//!   for `summary: []`, accepted (see `same_state`);
 //! - a function call, custom tool call or assistant message whose `call_id` (or `id`) the store
 //!   knows, and that the provider's output had right after a reasoning item, but that the input
-//!   has without one, gets that reasoning item put back right before it, byte for byte (an error
-//!   when the item carries its server id, OR-02; else a warning, repaired all the same: the
-//!   provider's reasoning returns to the model).
+//!   has without one, gets that reasoning item put back right before it, byte for byte, when the
+//!   item carries its server id (an error, OR-02). Without its id the item is accepted as it is
+//!   (real traffic replays id-less calls without their reasoning): a warning that the model
+//!   loses its reasoning there, and the valid request is left unchanged.
 //!
 //! When it applies (each condition is what §3.2 says the server requires of such an item): the
 //! target is OpenAI and a reasoning model (not OR-13); no `previous_response_id` or
@@ -145,15 +146,20 @@ pub fn run(cx: &mut ResponsesCx<'_, '_>) {
                  model loses its reasoning for this step"
             )
         };
+        // Sent without its server id the item is accepted as it is: a valid request passes
+        // unchanged, so the reasoning is only reported missing (real traffic: fantasy's gpt-5
+        // tool loop replays id-less calls without their reasoning, accepted).
         cx.out.find(
             RuleId::Or17,
             severity,
             path(k),
             Some(k),
             message,
-            Some("put back the provider's reasoning item before it (turn store)".to_owned()),
+            with_id.then(|| {
+                "put back the provider's reasoning item before it (turn store)".to_owned()
+            }),
         );
-        if !cx.repair {
+        if !cx.repair || !with_id {
             continue;
         }
         cx.st.insert_before[k] = Some(r.raw.clone());
@@ -180,9 +186,10 @@ pub fn run(cx: &mut ResponsesCx<'_, '_>) {
 /// reasoning item's `encrypted_content` up to three times, each encrypted anew
 /// (`response.output_item.added`, `.done`, `response.completed`), and OpenAI accepts any of them
 /// back (real traffic: fantasy's gpt-5 streaming exchange replays the `added` copy while the
-/// store keeps the `completed` one). So the item counts as altered only when its
-/// `encrypted_content` is gone (absent, `null` or empty) where the provider sent one, or its
-/// `summary` differs.
+/// store keeps the `completed` one). Nor is a different `summary`: the server reads the blob,
+/// and fantasy's real o4-mini exchange replays `summary: [{"type":"summary_text","text":""}]`
+/// for an item sent with `summary: []`, accepted. So the item counts as altered only when its
+/// `encrypted_content` is gone (absent, `null` or empty) where the provider sent one.
 fn same_state(a: &str, b: &str) -> bool {
     let (Ok(a), Ok(b)) = (
         serde_json::from_str::<Value>(a),
@@ -195,7 +202,7 @@ fn same_state(a: &str, b: &str) -> bool {
             .and_then(Value::as_str)
             .is_some_and(|s| !s.is_empty())
     };
-    (blob(&a) || !blob(&b)) && a.get("summary") == b.get("summary")
+    blob(&a) || !blob(&b)
 }
 
 /// True when the stored reasoning item can go back into this request as it is: `summary`
