@@ -45,6 +45,7 @@ use turnkeeper_prevent::{
 use crate::diagnosis::{Diagnosis, ErrorKind, Location};
 use crate::normalize::Normalized;
 use crate::plan::{Action, Attempts, DROP_BLOCK_BETA, plan};
+use crate::wire_edit;
 
 /// The rule id on changes `recover` makes itself (prevent's own rules report their ids).
 pub const RECOVER_RULE: RuleId = RuleId::Recover;
@@ -339,14 +340,19 @@ fn apply(
         {
             apply_wire_reasoning(request, action, opts, report)
         }
+        Action::DropUnsignedReasoning | Action::DropItems { .. } | Action::StripItemIds { .. }
+            if wire_format(request).is_some() =>
+        {
+            apply_wire_edit(request, d, action, opts, report)
+        }
         Action::RestoreReasoning { .. }
         | Action::EmptyReasoning { .. }
         | Action::DropUnsignedReasoning
         | Action::DropItems { .. }
         | Action::StripItemIds { .. } => {
             report.notes.push(format!(
-                "{}: an edit of an OpenAI Chat or Responses (or Bedrock Converse) body, which \
-                 turnkeeper does not read yet; the caller applies it",
+                "{}: an edit of an OpenAI Chat or Responses (or Bedrock Converse) body, and this \
+                 request is none of those; the caller applies it",
                 hand_back_note(action)
             ));
             Ok(hand_back(request))
@@ -734,6 +740,74 @@ fn apply_wire_reasoning(
     report.addressing = addressing;
     let body = r.body.into_owned();
     Ok(done_with(body, r.report, Vec::new(), report))
+}
+
+/// `drop_items`, `strip_item_ids` (Responses) and `drop_unsigned_reasoning` (Converse, Chat)
+/// on a wire-family body: the action's own edit ([`crate::wire_edit`], checked by its guard),
+/// then prevent's wire repair once over the result, without the turn store and without empty
+/// stand-ins (a stand-in would write back what the action took out), so that what the edit
+/// implies is done and reported too. An action that does not fit the body's family, or finds
+/// nothing to change, is skipped.
+fn apply_wire_edit(
+    request: &str,
+    d: &Diagnosis,
+    action: &Action,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    let Some(format) = wire_format(request) else {
+        return Ok(Applied::Skip("not a wire-family body".to_owned()));
+    };
+    let edited = match (action, format) {
+        (Action::DropItems { ids }, Format::Responses) => wire_edit::drop_items(request, d, ids),
+        (Action::StripItemIds { ids }, Format::Responses) => {
+            wire_edit::strip_item_ids(request, d, ids)
+        }
+        (Action::DropUnsignedReasoning, Format::Converse) => {
+            wire_edit::drop_unsigned_converse(request)
+        }
+        (Action::DropUnsignedReasoning, Format::Chat) => {
+            wire_edit::drop_reasoning_content_chat(request)
+        }
+        (a, f) => {
+            return Ok(Applied::Skip(format!(
+                "{} does not apply to an {} body",
+                a.name(),
+                f.name()
+            )));
+        }
+    };
+    let edited = match edited {
+        Ok(Ok(e)) => e,
+        Ok(Err(reason)) => return Ok(Applied::Skip(reason)),
+        Err(wire_edit::EditError::Model(e)) => return Err(RecoverError::Request(e)),
+        Err(wire_edit::EditError::Guard(g)) => return Err(RecoverError::Guard(g)),
+    };
+    report.addressing =
+        (report.changes.len()..report.changes.len() + edited.changes.len()).collect();
+    report.changes.extend(edited.changes);
+    report.notes.extend(edited.notes);
+    let mut o = opts.clone();
+    o.store = None;
+    o.policy.empty_stand_ins = false;
+    let r = turnkeeper_prevent::wire::repair_wire(&edited.body, format, &o)?;
+    let mut prevent = r.report;
+    let body = r.body.into_owned();
+    if matches!(action, Action::DropUnsignedReasoning) && format == Format::Chat {
+        // DS-03 asks current DeepSeek models for the field DS-01's legacy R1 refuses; the
+        // provider's error says which one this target is.
+        let before = prevent.findings_left.len();
+        prevent.findings_left.retain(|f| f.rule != RuleId::Ds03);
+        if prevent.findings_left.len() != before {
+            report.notes.push(
+                "DS-03 findings (reasoning_content missing) are not reported: the provider's \
+                 error says this target is the legacy deepseek-reasoner, which refuses the field \
+                 (DS-01)"
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(done_with(body, prevent, Vec::new(), report))
 }
 
 /// The repair pass after an action's own edit: records the action's changes as addressing the
