@@ -244,7 +244,15 @@ fn recover_drops_the_unverifiable_item_of_a_responses_body_once() {
     let attempts = dir.path().join("attempts.json");
     let (att, st) = (attempts.display().to_string(), store.display().to_string());
     let first = run(&[
-        "recover", "--request", &req, "--error", &err, "--store", &st, "--attempts", &att,
+        "recover",
+        "--request",
+        &req,
+        "--error",
+        &err,
+        "--store",
+        &st,
+        "--attempts",
+        &att,
     ]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     let sent = String::from_utf8_lossy(&first.stdout).into_owned();
@@ -255,18 +263,33 @@ fn recover_drops_the_unverifiable_item_of_a_responses_body_once() {
     let e = stderr(&first);
     assert!(e.contains("action: drop items"), "{e}");
     assert!(e.contains("change* [OR-04] removed_block input[4]"), "{e}");
-    assert!(e.contains("change* [OR-02] removed_field input[5].id"), "{e}");
+    assert!(
+        e.contains("change* [OR-02] removed_field input[5].id"),
+        "{e}"
+    );
     assert!(e.contains("send this body once"), "{e}");
     assert_eq!(entries(&attempts), 1);
 
     // The retried body fails the same way: give up, nothing on standard output.
     let retried = write(dir.path(), "retried.json", &sent);
     let second = run(&[
-        "recover", "--request", &retried, "--error", &err, "--store", &st, "--attempts", &att,
+        "recover",
+        "--request",
+        &retried,
+        "--error",
+        &err,
+        "--store",
+        &st,
+        "--attempts",
+        &att,
     ]);
     assert_eq!(second.status.code(), Some(3), "{}", stderr(&second));
     assert!(second.stdout.is_empty());
-    assert!(stderr(&second).contains("action: give up"), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("action: give up"),
+        "{}",
+        stderr(&second)
+    );
     assert_eq!(entries(&attempts), 2);
 }
 

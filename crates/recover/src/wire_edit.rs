@@ -318,9 +318,7 @@ fn blob_matches(src: &str, it: &Item, blob: &str) -> bool {
     }
     match elided(blob) {
         Some((head, tail)) => {
-            text.len() >= head.len() + tail.len()
-                && text.starts_with(head)
-                && text.ends_with(tail)
+            text.len() >= head.len() + tail.len() && text.starts_with(head) && text.ends_with(tail)
         }
         None => text == blob,
     }
@@ -433,7 +431,9 @@ pub(crate) fn drop_items(src: &str, d: &Diagnosis, ids: &[String]) -> Result<App
         }
     }
     if targets.is_empty() {
-        return Ok(Err("this request holds no reasoning or compaction item to drop".to_owned()));
+        return Ok(Err(
+            "this request holds no reasoning or compaction item to drop".to_owned(),
+        ));
     }
     for (i, why) in targets {
         let what = if encrypted {
@@ -661,7 +661,9 @@ pub(crate) fn drop_unsigned_converse(src: &str) -> Result<Applied, EditError> {
         );
     }
     let Some(out) = render(src, &body.messages_at, plan) else {
-        return Ok(Err("no unsigned reasoningContent block in this request".to_owned()));
+        return Ok(Err(
+            "no unsigned reasoningContent block in this request".to_owned()
+        ));
     };
     verify_converse(src, &out, changes.len())?;
     Ok(Ok(Edited {
@@ -739,7 +741,9 @@ pub(crate) fn drop_reasoning_content_chat(src: &str) -> Result<Applied, EditErro
         });
     }
     let Some(out) = render(src, &body.messages_at, plan) else {
-        return Ok(Err("no message of this request carries reasoning_content".to_owned()));
+        return Ok(Err(
+            "no message of this request carries reasoning_content".to_owned()
+        ));
     };
     let after = ch::read(&out).map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
     if after.messages.len() != body.messages.len()

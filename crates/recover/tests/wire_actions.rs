@@ -7,6 +7,7 @@
 
 mod common;
 
+use turnkeeper_model::wire::responses::{self, ItemKind};
 use turnkeeper_recover::{Action, Attempts, Outcome, Recovered, classify, recover};
 
 /// Where the error text comes from.
@@ -60,12 +61,21 @@ fn check(name: &str, c: &Case, attempts: &mut Attempts) -> Recovered {
     let (status, text) = c.error.text();
     let d = classify(status, &text);
     let r = recover(c.request, &d, attempts, None).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(r.action.name(), c.action, "{name}: {:?} {:?}", r.action, r.report);
+    assert_eq!(
+        r.action.name(),
+        c.action,
+        "{name}: {:?} {:?}",
+        r.action,
+        r.report
+    );
     match c.send {
         Some(body) => {
             assert_eq!(r.outcome, Outcome::Send, "{name}");
             assert_eq!(r.body, body, "{name}");
-            assert_ne!(r.body, c.request, "{name}: an unchanged body is never retried");
+            assert_ne!(
+                r.body, c.request,
+                "{name}: an unchanged body is never retried"
+            );
         }
         None => {
             assert_eq!(r.outcome, Outcome::HandBack, "{name}");
@@ -86,23 +96,50 @@ fn check(name: &str, c: &Case, attempts: &mut Attempts) -> Recovered {
     assert_eq!(got, want, "{name}: {:#?}", r.report);
     for ch in &r.report.changes {
         assert!(!ch.reason.is_empty(), "{name}: a change without a reason");
-        if ch.action.to_string() == "removed_block" && !ch.path.contains(".id") {
-            // A removed reasoning unit carries its fingerprint (a removed item_reference does not).
-            let reasoning = c.request.contains("reasoning") || c.request.contains("compaction");
-            assert!(
-                !reasoning || ch.fingerprint.is_some() || c.request.contains("item_reference"),
-                "{name}: {ch:?}"
-            );
-        }
+        assert_eq!(
+            ch.fingerprint.is_some(),
+            removes_reasoning(c.request, &ch.path),
+            "{name}: a removed reasoning unit, and only that, carries its fingerprint: {ch:?}"
+        );
     }
     if r.outcome == Outcome::Send {
         assert!(
-            r.report.addressing.iter().all(|&n| n < r.report.changes.len()),
+            r.report
+                .addressing
+                .iter()
+                .all(|&n| n < r.report.changes.len()),
             "{name}"
         );
-        assert!(!r.report.addressing.is_empty(), "{name}: nothing addresses the error");
+        assert!(
+            !r.report.addressing.is_empty(),
+            "{name}: nothing addresses the error"
+        );
     }
     r
+}
+
+/// True when the change at `path` takes reasoning out of `request`: a reasoning or compaction
+/// item (`input[N]`), a Converse block (`messages[N].content[M]`, only reasoning goes in these
+/// cases), a `reasoning_content` field.
+fn removes_reasoning(request: &str, path: &str) -> bool {
+    if path.ends_with(".id") {
+        return false;
+    }
+    if path.ends_with(".reasoning_content") || path.contains(".content[") {
+        return true;
+    }
+    let Some(n) = path
+        .strip_prefix("input[")
+        .and_then(|r| r.strip_suffix(']'))
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return false;
+    };
+    let body = responses::read(request).expect("a Responses body");
+    matches!(
+        body.items[n].kind,
+        ItemKind::Reasoning | ItemKind::Compaction
+    )
 }
 
 /// A Responses body: one call answered, then a reply, each after its reasoning item.
@@ -149,7 +186,10 @@ fn or04_drops_the_item_whose_blob_the_error_quotes() {
         &mut Attempts::new(),
     );
     assert!(
-        r.report.notes.iter().any(|n| n.contains("send this body once")),
+        r.report
+            .notes
+            .iter()
+            .any(|n| n.contains("send this body once")),
         "{:?}",
         r.report.notes
     );
