@@ -10,7 +10,18 @@
 //! | `use_adaptive` | `thinking.type` set to `"adaptive"` (its `budget_tokens` dropped, other keys kept); only where the model allows it | none |
 //! | `strip_thinking` | every `thinking`/`redacted_thinking` block of message `from` on removed, whole, each removal reported | none |
 //! | `request_drop_block` | `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` added to the `thinking` parameter | `anthropic-beta: thinking-binding-controls-2026-08-01` |
+//! | `restore_reasoning`, `empty_reasoning` | Chat, Responses, Converse: prevent's wire repair with the turn store (restore), or without it and with the provider's empty value (lossy); applies only when that changed something | none |
+//! | `drop_items` | Responses: the items the error names (ids, `input[N]`, the quoted `encrypted_content`) removed whole, reasoning with its fingerprint; for OR-04 naming nothing this body holds, every reasoning item and every encrypted compaction item; the items the removed reasoning produced lose their `id` (OR-02), keeping `call_id`. OR-04 is sent once: the same error again gives up | none |
+//! | `strip_item_ids` | Responses: the `id` of the items the error names (OR-02, OR-08; with an elided id, the ids without their type's prefix), or under `store: false` (OR-03) every server id; an `item_reference`, or a reasoning item left with neither id nor `encrypted_content`, goes whole | none |
+//! | `drop_unsigned_reasoning` | Converse (BR-05): every `reasoningContent` block without a signature, whole; Chat (DS-01, legacy `deepseek-reasoner`): every `reasoning_content` field, one change per message | none |
 //! | `fix_config`, `compact`, `give_up` | unchanged: handed back to the caller | none |
+//!
+//! The five wire actions on a body of another format (an Anthropic body answered by an OpenAI
+//! error) are handed back; on a wire body of the wrong family (`drop_items` on Chat) they are
+//! skipped. After a wire action's own edit (checked by its own guard: every reasoning unit of
+//! the output is one of the input's, byte for byte or a Responses item without its `id`, and
+//! every one missing was reported), prevent's wire repair runs once over the result, without
+//! the turn store and without empty stand-ins, which would write back what was just taken out.
 //!
 //! After an action that edits the body (all but `repair`, `restore_from_store`, which already
 //! are a repair), the result goes through `prevent::repair` once more, without the turn store

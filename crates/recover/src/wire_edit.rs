@@ -27,6 +27,10 @@
 //!    verified.`, openai/codex#8145): the reasoning and compaction items whose
 //!    `encrypted_content` has those two ends.
 //!
+//! An `organization_id did not match` error names one item, but the content is bound to the
+//! organisation (ORT-06, XP-04): the key or route changed, so every item carrying
+//! `encrypted_content` goes, or the single resend would fail on the next one.
+//!
 //! When none of them matches (the error names nothing, or only what this body does not hold):
 //! for OR-04, the research's own repair, "all reasoning items if none is named", plus the stale
 //! ones without `encrypted_content` ("can trigger it too, so drop those as well"): every
@@ -387,6 +391,28 @@ pub(crate) fn drop_items(src: &str, d: &Diagnosis, ids: &[String]) -> Result<App
                 ));
             }
         }
+    }
+    if encrypted
+        && !targets.is_empty()
+        && Normalized::new(&d.message)
+            .lower
+            .contains("organization_iddidnotmatch")
+    {
+        // ORT-06 / XP-04: encrypted content is bound to the organisation; one item of another
+        // names a key or route change, so every encrypted item from before it is foreign too, and
+        // the single resend must not fail on the next one.
+        let why = "the encrypted content belongs to another organization (ORT-06: the key or \
+                   route changed), so every item carrying encrypted_content goes";
+        for (i, it) in body.items.iter().enumerate() {
+            if matches!(it.kind, ItemKind::Reasoning | ItemKind::Compaction)
+                && it.encrypted.is_set()
+                && !targets.iter().any(|(t, _)| *t == i)
+            {
+                targets.push((i, why.to_owned()));
+            }
+        }
+        targets.sort_by_key(|(i, _)| *i);
+        notes.push(why.to_owned());
     }
     if targets.is_empty() {
         let what = match &quote {

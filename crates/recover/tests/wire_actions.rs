@@ -240,6 +240,32 @@ fn or04_naming_nothing_here_drops_every_reasoning_item() {
 }
 
 #[test]
+fn or04_from_another_organization_drops_every_encrypted_item() {
+    check(
+        "OR-04 organization",
+        &Case {
+            // api-rules-reasoning-2026-11.md §3.2 OR-04 and §6.1 ORT-06 (Kilo-Org/kilo PR #88).
+            error: Error::Research(
+                "OR-04/ORT-06, Kilo-Org/kilo PR #88",
+                "The encrypted content for item rs_02 could not be verified. Reason: Encrypted content organization_id did not match the target organization.",
+            ),
+            request: RESPONSES,
+            action: "drop_items",
+            send: Some(
+                r#"{"model":"gpt-5","input":[{"role":"user","content":"list files"},{"type":"function_call","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.txt"}]},{"role":"user","content":"thanks"}]}"#,
+            ),
+            changes: &[
+                ("OR-04", "removed_block", "input[1]"),
+                ("OR-04", "removed_block", "input[4]"),
+                ("OR-02", "removed_field", "input[2].id"),
+                ("OR-02", "removed_field", "input[5].id"),
+            ],
+        },
+        &mut Attempts::new(),
+    );
+}
+
+#[test]
 fn or04_is_sent_once_and_the_same_failure_again_gives_up() {
     let case = Case {
         error: Error::Corpus("ucp-178-encrypted-rs-item"),
