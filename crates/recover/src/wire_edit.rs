@@ -803,6 +803,38 @@ mod tests {
     }
 
     #[test]
+    fn the_guards_refuse_altered_or_unreported_reasoning() {
+        let src = r#"{"input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gA"},{"type":"reasoning","id":"rs_2","summary":[]}]}"#;
+        // Byte-identical, or without its id: allowed.
+        assert!(verify_responses(src, src, 0).is_ok());
+        let stripped = src.replacen(r#""id":"rs_1","#, "", 1);
+        assert!(verify_responses(src, &stripped, 0).is_ok());
+        // Its encrypted content changed: refused.
+        let altered = src.replacen(r#""gA""#, r#""gB""#, 1);
+        assert!(matches!(
+            verify_responses(src, &altered, 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+        // One gone, unreported: refused; reported: allowed.
+        let one = r#"{"input":[{"type":"reasoning","id":"rs_2","summary":[]}]}"#;
+        assert!(matches!(
+            verify_responses(src, one, 0),
+            Err(GuardViolation::Unreported { missing: 1, .. })
+        ));
+        assert!(verify_responses(src, one, 1).is_ok());
+
+        let cv = r#"{"messages":[{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"t"}}},{"text":"a"}]}]}"#;
+        let gone = r#"{"messages":[{"role":"assistant","content":[{"text":"a"}]}]}"#;
+        assert!(verify_converse(cv, gone, 1).is_ok());
+        assert!(verify_converse(cv, gone, 0).is_err());
+        let edited = cv.replacen(r#""t""#, r#""u""#, 1);
+        assert!(matches!(
+            verify_converse(cv, &edited, 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+    }
+
+    #[test]
     fn the_quote_is_an_item_or_a_blob() {
         let q = quoted("The encrypted content gAAA...DQ== could not be verified.");
         assert!(matches!(q, Some(Quoted::Blob(b)) if b == "gAAA...DQ=="));

@@ -360,6 +360,26 @@ fn or08_with_an_elided_id_strips_the_ids_without_their_prefix() {
 }
 
 #[test]
+fn or08_on_a_reasoning_item_strips_its_id_and_keeps_the_rest_byte_for_byte() {
+    // jlcodes99/cockpit-tools#2090: `Invalid 'input[66].id': 'item_df7e…'. Expected an ID that
+    // begins with 'rs'.` The item keeps its encrypted_content, so only the id goes; a reasoning
+    // item with nothing but that id would go whole.
+    check(
+        "OR-08 rs",
+        &Case {
+            error: Error::Corpus("cockpit-2090-rs-prefix"),
+            request: r#"{"model":"gpt-5","input":[{"role":"user","content":"go"},{"type":"reasoning","id":"item_df7e40c3f04fc8ade5c3800e","summary":[{"type":"summary_text","text":"Thinking"}],"encrypted_content":"gAAAAABpHHHH"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]},{"role":"user","content":"next"}]}"#,
+            action: "strip_item_ids",
+            send: Some(
+                r#"{"model":"gpt-5","input":[{"role":"user","content":"go"},{"type":"reasoning","summary":[{"type":"summary_text","text":"Thinking"}],"encrypted_content":"gAAAAABpHHHH"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]},{"role":"user","content":"next"}]}"#,
+            ),
+            changes: &[("recover", "removed_field", "input[1].id")],
+        },
+        &mut Attempts::new(),
+    );
+}
+
+#[test]
 fn or02_strips_the_id_of_the_item_that_lost_its_reasoning() {
     check(
         "OR-02",
