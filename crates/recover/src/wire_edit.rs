@@ -51,7 +51,7 @@ use turnkeeper_model::wire::{Edit, Piece, Plan, chat as ch, render, splice_into,
 use turnkeeper_prevent::wire::responses::produced_with_id;
 use turnkeeper_prevent::{Change, ChangeAction, RuleId};
 
-use crate::diagnosis::{ConfigField, Diagnosis};
+use crate::diagnosis::{ConfigField, Diagnosis, ErrorKind};
 use crate::normalize::Normalized;
 
 /// A body edited by one action: the new body, its changes (in the input's terms) and remarks.
@@ -79,8 +79,12 @@ pub(crate) enum EditError {
     Guard(#[from] GuardViolation),
 }
 
-/// True for an OR-04 error: the request's encrypted content failed to verify.
+/// True for an OR-04 error: the request's encrypted content failed to verify (not a server
+/// that takes no encrypted content at all, LS-03/OR-16, which is a request setting).
 pub(crate) fn is_encrypted_failure(d: &Diagnosis) -> bool {
+    if d.kind != ErrorKind::ReasoningItemOrphan {
+        return false;
+    }
     let m = Normalized::new(&d.message).lower;
     m.contains("encrypted") || m.contains("organization_id") || m.contains("invalid_encrypted")
 }
