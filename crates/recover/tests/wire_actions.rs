@@ -419,6 +419,30 @@ fn or01_drops_the_orphan_reasoning_item() {
     );
 }
 
+#[test]
+fn or13_drops_every_reasoning_item_for_a_model_without_reasoning() {
+    check(
+        "OR-13",
+        &Case {
+            // api-rules-reasoning-2026-11.md §3.2 OR-13 (openai/openai-python#2364).
+            error: Error::Research(
+                "OR-13, openai/openai-python#2364",
+                "Reasoning input items can only be provided to a reasoning or computer use model. Remove reasoning items from your input and try again.",
+            ),
+            request: r#"{"model":"gpt-4.1","input":[{"role":"user","content":"list files"},{"type":"reasoning","id":"rs_0a18166210d72b5e0069fd938e69a08193a992a58d690a224b","summary":[],"encrypted_content":"gAAAAABpAAAA"},{"type":"function_call","id":"fc_01","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"},{"role":"user","content":"thanks"}]}"#,
+            action: "drop_items",
+            send: Some(
+                r#"{"model":"gpt-4.1","input":[{"role":"user","content":"list files"},{"type":"function_call","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"},{"role":"user","content":"thanks"}]}"#,
+            ),
+            changes: &[
+                ("OR-13", "removed_block", "input[1]"),
+                ("OR-02", "removed_field", "input[2].id"),
+            ],
+        },
+        &mut Attempts::new(),
+    );
+}
+
 /// BR-05's error (api-rules-reasoning-2026-11.md §8.2; langchain-ai/langchain-aws#401).
 const BR05: Error = Error::Research(
     "BR-05, langchain-ai/langchain-aws#401",
