@@ -224,3 +224,107 @@ fn classify_json_prints_the_zero_attempt_action() {
         serde_json::json!({"type": "retry", "after_ms": 644})
     );
 }
+
+/// A Responses body whose second reasoning item carries the blob openai/codex#8145 quotes
+/// (`gAAA...DQ==`).
+const RESPONSES: &str = r#"{"model":"gpt-5","input":[{"role":"user","content":"list files"},{"type":"reasoning","id":"rs_01","summary":[],"encrypted_content":"gAAAAABpAAAA"},{"type":"function_call","id":"fc_01","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"},{"type":"reasoning","id":"rs_02","summary":[],"encrypted_content":"gAAAAABpBBDQ=="},{"type":"message","id":"msg_02","role":"assistant","content":[{"type":"output_text","text":"a.txt"}]},{"role":"user","content":"thanks"}]}"#;
+
+#[test]
+fn recover_drops_the_unverifiable_item_of_a_responses_body_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let req = write(dir.path(), "req.json", RESPONSES);
+    // openai/codex#8145 (corpus/errors found.jsonl).
+    let err = write(
+        dir.path(),
+        "err.txt",
+        &real_error("codex-8145-encrypted-content-unverified", "", ""),
+    );
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).expect("store dir");
+    let attempts = dir.path().join("attempts.json");
+    let (att, st) = (attempts.display().to_string(), store.display().to_string());
+    let first = run(&[
+        "recover",
+        "--request",
+        &req,
+        "--error",
+        &err,
+        "--store",
+        &st,
+        "--attempts",
+        &att,
+    ]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let sent = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert_eq!(
+        sent,
+        r#"{"model":"gpt-5","input":[{"role":"user","content":"list files"},{"type":"reasoning","id":"rs_01","summary":[],"encrypted_content":"gAAAAABpAAAA"},{"type":"function_call","id":"fc_01","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.txt"}]},{"role":"user","content":"thanks"}]}"#
+    );
+    let e = stderr(&first);
+    assert!(e.contains("action: drop items"), "{e}");
+    assert!(e.contains("change* [OR-04] removed_block input[4]"), "{e}");
+    assert!(
+        e.contains("change* [OR-02] removed_field input[5].id"),
+        "{e}"
+    );
+    assert!(e.contains("send this body once"), "{e}");
+    assert_eq!(entries(&attempts), 1);
+
+    // The retried body fails the same way: give up, nothing on standard output.
+    let retried = write(dir.path(), "retried.json", &sent);
+    let second = run(&[
+        "recover",
+        "--request",
+        &retried,
+        "--error",
+        &err,
+        "--store",
+        &st,
+        "--attempts",
+        &att,
+    ]);
+    assert_eq!(second.status.code(), Some(3), "{}", stderr(&second));
+    assert!(second.stdout.is_empty());
+    assert!(
+        stderr(&second).contains("action: give up"),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(entries(&attempts), 2);
+}
+
+#[test]
+fn recover_edits_converse_chat_and_store_false_responses_bodies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [(&str, String, &str, &str); 3] = [
+        (
+            // BR-05, api-rules-reasoning-2026-11.md §8.2 (langchain-ai/langchain-aws#401).
+            r#"{"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"think"}}},{"text":"a"}]},{"role":"user","content":[{"text":"q2"}]}]}"#,
+            "User messages cannot contain reasoning content. Please remove the reasoning content and try again.".to_owned(),
+            r#"{"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"text":"a"}]},{"role":"user","content":[{"text":"q2"}]}]}"#,
+            "[BR-05] removed_block messages[1].content[0]",
+        ),
+        (
+            // DS-01, api-rules-reasoning-2026-11.md §4.2 (Euyug/Mirai-Gpt-Plugin#4).
+            r#"{"model":"deepseek-reasoner","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a","reasoning_content":"think"},{"role":"user","content":"q2"}]}"#,
+            "The reasoning_content is an intermediate result for display purposes only and will not be included in the context for inference. Please remove the reasoning_content from your message to reduce network traffic.".to_owned(),
+            r#"{"model":"deepseek-reasoner","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"},{"role":"user","content":"q2"}]}"#,
+            "[recover] removed_field messages[1].reasoning_content",
+        ),
+        (
+            // OR-03, can1357/oh-my-pi#41 (corpus/errors public.jsonl).
+            r#"{"model":"gpt-5","store":false,"input":[{"role":"user","content":"hi"},{"type":"reasoning","id":"rs_04962823ecde01b901698e138042688193a657e07614b238c3","summary":[]},{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hello"}]},{"role":"user","content":"more"}]}"#,
+            real_error("ohmypi-responses-item-not-found-store-false", "", ""),
+            r#"{"model":"gpt-5","store":false,"input":[{"role":"user","content":"hi"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]},{"role":"user","content":"more"}]}"#,
+            "[OR-03] removed_block input[1]",
+        ),
+    ];
+    for (n, (request, error, expect, change)) in cases.iter().enumerate() {
+        let req = write(dir.path(), &format!("req{n}.json"), request);
+        let err = write(dir.path(), &format!("err{n}.txt"), error);
+        let o = run(&["recover", "--request", &req, "--error", &err]);
+        assert_eq!(o.status.code(), Some(0), "{n}: {}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), *expect, "{n}");
+        assert!(stderr(&o).contains(change), "{n}: {}", stderr(&o));
+    }
+}

@@ -28,6 +28,7 @@ mod plan;
 mod prefilter;
 mod recover;
 mod structure;
+mod wire_edit;
 
 pub use classify::{classify, classify_with_hint};
 pub use diagnosis::{ConfigField, Diagnosis, ErrorKind, Location, Provider, TokenFigures};

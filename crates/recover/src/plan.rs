@@ -26,10 +26,11 @@
 //! | OpenAI-format tool errors, `unknown` | give up (not repaired yet; a zero quota and a lost `previous_response_id` say so) |
 //!
 //! Every kind but `retryable_*` is deterministic (`retryable: false`): none is sent again unchanged; OR-04's
-//! single resend comes after the drop. The actions on OpenAI
-//! Chat/Responses and Bedrock Converse bodies (`restore_reasoning`, `empty_reasoning`,
-//! `drop_unsigned_reasoning`, `drop_items`, `strip_item_ids`) are handed back to the caller by
-//! [`crate::recover`]: turnkeeper does not read those body formats yet.
+//! single resend comes after the drop. The actions on OpenAI Chat/Responses and Bedrock Converse
+//! bodies are applied by [`crate::recover`] to a body of that family (`restore_reasoning` and
+//! `empty_reasoning` through prevent's wire repair; `drop_items`, `strip_item_ids` and
+//! `drop_unsigned_reasoning` by the edits its module docs list) and handed back to the caller for
+//! a body of another format.
 //!
 //! `thinking_block_modified` never leads to a repair that edits thinking: only restoring the
 //! original bytes, or removing whole thinking blocks (reported), or turning thinking off.

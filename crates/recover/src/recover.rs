@@ -10,7 +10,18 @@
 //! | `use_adaptive` | `thinking.type` set to `"adaptive"` (its `budget_tokens` dropped, other keys kept); only where the model allows it | none |
 //! | `strip_thinking` | every `thinking`/`redacted_thinking` block of message `from` on removed, whole, each removal reported | none |
 //! | `request_drop_block` | `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` added to the `thinking` parameter | `anthropic-beta: thinking-binding-controls-2026-08-01` |
+//! | `restore_reasoning`, `empty_reasoning` | Chat, Responses, Converse: prevent's wire repair with the turn store (restore), or without it and with the provider's empty value (lossy); applies only when that changed something | none |
+//! | `drop_items` | Responses: the items the error names (ids, `input[N]`, the quoted `encrypted_content`) removed whole, reasoning with its fingerprint; for OR-04 naming nothing this body holds, every reasoning item and every encrypted compaction item; the items the removed reasoning produced lose their `id` (OR-02), keeping `call_id`. OR-04 is sent once: the same error again gives up | none |
+//! | `strip_item_ids` | Responses: the `id` of the items the error names (OR-02, OR-08; with an elided id, the ids without their type's prefix), or under `store: false` (OR-03) every server id; an `item_reference`, or a reasoning item left with neither id nor `encrypted_content`, goes whole | none |
+//! | `drop_unsigned_reasoning` | Converse (BR-05): every `reasoningContent` block without a signature, whole; Chat (DS-01, legacy `deepseek-reasoner`): every `reasoning_content` field, one change per message | none |
 //! | `fix_config`, `compact`, `give_up` | unchanged: handed back to the caller | none |
+//!
+//! The five wire actions on a body of another format (an Anthropic body answered by an OpenAI
+//! error) are handed back; on a wire body of the wrong family (`drop_items` on Chat) they are
+//! skipped. After a wire action's own edit (checked by its own guard: every reasoning unit of
+//! the output is one of the input's, byte for byte or a Responses item without its `id`, and
+//! every one missing was reported), prevent's wire repair runs once over the result, without
+//! the turn store and without empty stand-ins, which would write back what was just taken out.
 //!
 //! After an action that edits the body (all but `repair`, `restore_from_store`, which already
 //! are a repair), the result goes through `prevent::repair` once more, without the turn store
@@ -45,6 +56,7 @@ use turnkeeper_prevent::{
 use crate::diagnosis::{Diagnosis, ErrorKind, Location};
 use crate::normalize::Normalized;
 use crate::plan::{Action, Attempts, DROP_BLOCK_BETA, plan};
+use crate::wire_edit;
 
 /// The rule id on changes `recover` makes itself (prevent's own rules report their ids).
 pub const RECOVER_RULE: RuleId = RuleId::Recover;
@@ -339,14 +351,19 @@ fn apply(
         {
             apply_wire_reasoning(request, action, opts, report)
         }
+        Action::DropUnsignedReasoning | Action::DropItems { .. } | Action::StripItemIds { .. }
+            if wire_format(request).is_some() =>
+        {
+            apply_wire_edit(request, d, action, opts, report)
+        }
         Action::RestoreReasoning { .. }
         | Action::EmptyReasoning { .. }
         | Action::DropUnsignedReasoning
         | Action::DropItems { .. }
         | Action::StripItemIds { .. } => {
             report.notes.push(format!(
-                "{}: an edit of an OpenAI Chat or Responses (or Bedrock Converse) body, which \
-                 turnkeeper does not read yet; the caller applies it",
+                "{}: an edit of an OpenAI Chat or Responses (or Bedrock Converse) body, and this \
+                 request is none of those; the caller applies it",
                 hand_back_note(action)
             ));
             Ok(hand_back(request))
@@ -734,6 +751,74 @@ fn apply_wire_reasoning(
     report.addressing = addressing;
     let body = r.body.into_owned();
     Ok(done_with(body, r.report, Vec::new(), report))
+}
+
+/// `drop_items`, `strip_item_ids` (Responses) and `drop_unsigned_reasoning` (Converse, Chat)
+/// on a wire-family body: the action's own edit ([`crate::wire_edit`], checked by its guard),
+/// then prevent's wire repair once over the result, without the turn store and without empty
+/// stand-ins (a stand-in would write back what the action took out), so that what the edit
+/// implies is done and reported too. An action that does not fit the body's family, or finds
+/// nothing to change, is skipped.
+fn apply_wire_edit(
+    request: &str,
+    d: &Diagnosis,
+    action: &Action,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    let Some(format) = wire_format(request) else {
+        return Ok(Applied::Skip("not a wire-family body".to_owned()));
+    };
+    let edited = match (action, format) {
+        (Action::DropItems { ids }, Format::Responses) => wire_edit::drop_items(request, d, ids),
+        (Action::StripItemIds { ids }, Format::Responses) => {
+            wire_edit::strip_item_ids(request, d, ids)
+        }
+        (Action::DropUnsignedReasoning, Format::Converse) => {
+            wire_edit::drop_unsigned_converse(request)
+        }
+        (Action::DropUnsignedReasoning, Format::Chat) => {
+            wire_edit::drop_reasoning_content_chat(request)
+        }
+        (a, f) => {
+            return Ok(Applied::Skip(format!(
+                "{} does not apply to an {} body",
+                a.name(),
+                f.name()
+            )));
+        }
+    };
+    let edited = match edited {
+        Ok(Ok(e)) => e,
+        Ok(Err(reason)) => return Ok(Applied::Skip(reason)),
+        Err(wire_edit::EditError::Model(e)) => return Err(RecoverError::Request(e)),
+        Err(wire_edit::EditError::Guard(g)) => return Err(RecoverError::Guard(g)),
+    };
+    report.addressing =
+        (report.changes.len()..report.changes.len() + edited.changes.len()).collect();
+    report.changes.extend(edited.changes);
+    report.notes.extend(edited.notes);
+    let mut o = opts.clone();
+    o.store = None;
+    o.policy.empty_stand_ins = false;
+    let r = turnkeeper_prevent::wire::repair_wire(&edited.body, format, &o)?;
+    let mut prevent = r.report;
+    let body = r.body.into_owned();
+    if matches!(action, Action::DropUnsignedReasoning) && format == Format::Chat {
+        // DS-03 asks current DeepSeek models for the field DS-01's legacy R1 refuses; the
+        // provider's error says which one this target is.
+        let before = prevent.findings_left.len();
+        prevent.findings_left.retain(|f| f.rule != RuleId::Ds03);
+        if prevent.findings_left.len() != before {
+            report.notes.push(
+                "DS-03 findings (reasoning_content missing) are not reported: the provider's \
+                 error says this target is the legacy deepseek-reasoner, which refuses the field \
+                 (DS-01)"
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(done_with(body, prevent, Vec::new(), report))
 }
 
 /// The repair pass after an action's own edit: records the action's changes as addressing the

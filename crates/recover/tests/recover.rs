@@ -291,8 +291,9 @@ fn tool_ids_inside_a_signed_turn_are_never_rewritten() {
 }
 
 #[test]
-fn responses_item_prefix_errors_are_handed_back() {
-    // OR-08: the item id is stripped by the caller (turnkeeper does not read Responses bodies).
+fn responses_item_prefix_errors_on_an_anthropic_body_are_handed_back() {
+    // OR-08 answering an Anthropic body: there is no Responses item to strip an id from, so the
+    // caller decides (a Responses body is edited: tests/wire_actions.rs).
     let req = damaged("an08_aborted_turn");
     let (d, r) = run(
         "sub2api-1505-fc-prefix-call",
