@@ -50,6 +50,11 @@ fn blob(step: usize, len: usize) -> String {
 
 /// A Kimi thinking session on Chat Completions of about `target` bytes.
 pub fn chat_body(target: usize) -> String {
+    chat_body_with(target, 30_000)
+}
+
+/// [`chat_body`] with tool outputs of about `out_len` bytes (small ones make many messages).
+pub fn chat_body_with(target: usize, out_len: usize) -> String {
     let mut m = Vec::new();
     m.push(r#"{"role":"system","content":"You are a careful coding agent."}"#.to_owned());
     let mut size = 0;
@@ -74,7 +79,7 @@ pub fn chat_body(target: usize) -> String {
                 answers.push(format!(
                     r#"{{"role":"tool","tool_call_id":{},"content":{}}}"#,
                     lit(&id),
-                    lit(&tool_output(step, 30_000))
+                    lit(&tool_output(step, out_len))
                 ));
             }
             let _ = write!(
@@ -102,6 +107,11 @@ pub fn chat_body(target: usize) -> String {
 
 /// A Codex-style session on Responses of about `target` bytes.
 pub fn responses_body(target: usize) -> String {
+    responses_body_with(target, 30_000)
+}
+
+/// [`responses_body`] with tool outputs of about `out_len` bytes (small ones make many items).
+pub fn responses_body_with(target: usize, out_len: usize) -> String {
     let mut items = Vec::new();
     items.push(r#"{"role":"developer","content":"You are a careful coding agent."}"#.to_owned());
     let mut size = 0;
@@ -122,7 +132,7 @@ pub fn responses_body(target: usize) -> String {
                 lit(&call),
                 lit(r#"{"path":"src/parser/mod.rs"}"#),
                 lit(&call),
-                lit(&tool_output(step, 30_000))
+                lit(&tool_output(step, out_len))
             );
         }
         let _ = write!(
