@@ -875,15 +875,17 @@ pub fn wire_families(data: &[u8], depth: Depth) {
     let Ok(mut b) = wire_body(&mut u, &knobs) else {
         return;
     };
-    if u.ratio(3u8, 4u8).unwrap_or(true) {
+    let damaged = u.ratio(3u8, 4u8).unwrap_or(true);
+    if damaged {
         let _ = wire_damage(&mut u, &mut b);
-    } else {
-        let text = b.json();
-        if let Err(e) = inv_wire_sniffed(&text, b.format)
+    }
+    // The text is written once (writing it costs as much as a repair).
+    let text = b.json();
+    if !damaged
+        && let Err(e) = inv_wire_sniffed(&text, b.format)
             .and_then(|()| inv_wire_valid(&text, b.format, &b.options()))
-        {
-            fail(e, &b);
-        }
+    {
+        fail(e, &b);
     }
     let mut opts = b.options();
     match u.int_in_range(0..=3u8).unwrap_or(0) {
@@ -891,7 +893,7 @@ pub fn wire_families(data: &[u8], depth: Depth) {
         2 => opts.policy.bedrock_empty_reasoning_text = true,
         _ => {}
     }
-    if let Err(e) = wire_invariants(&b.json(), b.format, &opts, deep) {
+    if let Err(e) = wire_invariants(&text, b.format, &opts, deep) {
         fail(e, &b);
     }
 }

@@ -237,10 +237,18 @@ pub fn inv_wire_lossless(text: &str, format: Format, opts: &Options<'_>) -> Outc
     let Some(r) = wire_run(text, format, opts)? else {
         return Ok(());
     };
-    lossless_on(text, format, &r)
+    lossless_on(text, format, &r, &both_items(text, format, &r))
 }
 
-fn lossless_on(text: &str, format: Format, r: &Repaired<'_>) -> Outcome {
+/// The item arrays of the input and of the repaired body (`None` when the body is the input).
+type BothItems<'t, 'r> = Option<(Result<Items<'t>, String>, Result<Items<'r>, String>)>;
+
+/// Reads the item arrays of `text` and of `r`'s body, once for every invariant.
+fn both_items<'t, 'r>(text: &'t str, format: Format, r: &'r Repaired<'_>) -> BothItems<'t, 'r> {
+    (r.body != text).then(|| (items_of(text, format), items_of(&r.body, format)))
+}
+
+fn lossless_on(text: &str, format: Format, r: &Repaired<'_>, both: &BothItems<'_, '_>) -> Outcome {
     if r.report.changes.is_empty() {
         return if r.body == text {
             Ok(())
@@ -248,7 +256,7 @@ fn lossless_on(text: &str, format: Format, r: &Repaired<'_>) -> Outcome {
             Err("no change reported, yet the body's bytes changed".to_owned())
         };
     }
-    let (Ok(a), Ok(b)) = (items_of(text, format), items_of(&r.body, format)) else {
+    let Some((Ok(a), Ok(b))) = both else {
         return match serde_json::from_str::<serde::de::IgnoredAny>(&r.body) {
             Ok(_) => Ok(()),
             Err(e) => Err(format!("the repaired body is not JSON: {e}")),
@@ -332,7 +340,7 @@ pub fn inv_wire_reasoning(text: &str, format: Format, opts: &Options<'_>) -> Out
     let Some(r) = wire_run(text, format, opts)? else {
         return Ok(());
     };
-    reasoning_on(text, format, &r)
+    reasoning_on(text, format, &r, &both_items(text, format, &r))
 }
 
 fn stand_ins(r: &Repaired<'_>, suffix: &str) -> usize {
@@ -343,11 +351,11 @@ fn stand_ins(r: &Repaired<'_>, suffix: &str) -> usize {
         .count()
 }
 
-fn reasoning_on(text: &str, format: Format, r: &Repaired<'_>) -> Outcome {
+fn reasoning_on(text: &str, format: Format, r: &Repaired<'_>, both: &BothItems<'_, '_>) -> Outcome {
     if r.body == text {
         return Ok(());
     }
-    let (Ok(a), Ok(b)) = (items_of(text, format), items_of(&r.body, format)) else {
+    let Some((Ok(a), Ok(b))) = both else {
         return Ok(());
     };
     match format {
@@ -589,8 +597,9 @@ pub fn wire_invariants(text: &str, format: Format, opts: &Options<'_>, deep: boo
     let Some(r) = wire_run(text, format, opts)? else {
         return Ok(());
     };
-    lossless_on(text, format, &r).map_err(|e| format!("lossless: {e}"))?;
-    reasoning_on(text, format, &r).map_err(|e| format!("reasoning: {e}"))?;
+    let both = both_items(text, format, &r);
+    lossless_on(text, format, &r, &both).map_err(|e| format!("lossless: {e}"))?;
+    reasoning_on(text, format, &r, &both).map_err(|e| format!("reasoning: {e}"))?;
     agree_on(format, opts, &r).map_err(|e| format!("agree: {e}"))?;
     if deep {
         idempotent_on(format, opts, &r).map_err(|e| format!("idempotent: {e}"))?;
@@ -672,25 +681,33 @@ mod tests {
         }
     }
 
+    fn lossless(text: &str, format: Format, r: &Repaired<'_>) -> Outcome {
+        lossless_on(text, format, r, &both_items(text, format, r))
+    }
+
+    fn reasoning(text: &str, format: Format, r: &Repaired<'_>) -> Outcome {
+        reasoning_on(text, format, r, &both_items(text, format, r))
+    }
+
     const CHAT: &str = r#"{"model":"kimi-k2-thinking","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"","reasoning_content":"think","tool_calls":[{"id":"functions.f:0","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"functions.f:0","content":"ok"}]}"#;
 
     #[test]
     fn an_altered_or_invented_chat_reasoning_field_is_caught() {
         let edited = CHAT.replace("\"think\"", "\"thought\"");
-        let e = reasoning_on(CHAT, Format::Chat, &fake(&edited, Vec::new()))
+        let e = reasoning(CHAT, Format::Chat, &fake(&edited, Vec::new()))
             .expect_err("an edited reasoning_content");
         assert!(e.contains("no input message had"), "{e}");
         // An empty stand-in passes only when reported.
         let blank = CHAT.replace("\"think\"", "\"\"");
         let gone = change(ChangeAction::RemovedMessage, "messages[1]", None);
-        assert!(reasoning_on(CHAT, Format::Chat, &fake(&blank, vec![gone.clone()])).is_err());
+        assert!(reasoning(CHAT, Format::Chat, &fake(&blank, vec![gone.clone()])).is_err());
         let standin = change(
             ChangeAction::LossyStandIn,
             "messages[1].reasoning_content",
             None,
         );
         assert_eq!(
-            reasoning_on(CHAT, Format::Chat, &fake(&blank, vec![standin, gone])),
+            reasoning(CHAT, Format::Chat, &fake(&blank, vec![standin, gone])),
             Ok(())
         );
     }
@@ -698,12 +715,12 @@ mod tests {
     #[test]
     fn a_silent_change_and_bytes_outside_the_array_are_caught() {
         let spaced = CHAT.replace("\"content\":\"ok\"", "\"content\": \"ok\"");
-        let e = lossless_on(CHAT, Format::Chat, &fake(&spaced, Vec::new()))
-            .expect_err("a silent change");
+        let e =
+            lossless(CHAT, Format::Chat, &fake(&spaced, Vec::new())).expect_err("a silent change");
         assert!(e.contains("no change reported"), "{e}");
         let moved = CHAT.replace("\"model\":\"kimi-k2-thinking\"", "\"model\":\"kimi-k2\"");
         let c = change(ChangeAction::RemovedMessage, "messages[2]", None);
-        let e = lossless_on(CHAT, Format::Chat, &fake(&moved, vec![c.clone()]))
+        let e = lossless(CHAT, Format::Chat, &fake(&moved, vec![c.clone()]))
             .expect_err("the model changed");
         assert!(e.contains("outside `messages`"), "{e}");
         // One reported removal accounts for one missing message, not for an edited one too.
@@ -712,11 +729,11 @@ mod tests {
             "",
         );
         assert_eq!(
-            lossless_on(CHAT, Format::Chat, &fake(&cut, vec![c.clone()])),
+            lossless(CHAT, Format::Chat, &fake(&cut, vec![c.clone()])),
             Ok(())
         );
         let cut_and_edited = cut.replace("\"hi\"", "\"hello\"");
-        assert!(lossless_on(CHAT, Format::Chat, &fake(&cut_and_edited, vec![c])).is_err());
+        assert!(lossless(CHAT, Format::Chat, &fake(&cut_and_edited, vec![c])).is_err());
     }
 
     const RESPONSES: &str = r#"{"model":"gpt-5","input":[{"role":"user","content":"hi"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hello"}]}]}"#;
@@ -726,7 +743,7 @@ mod tests {
         let item = r#"{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"}"#;
         let without = RESPONSES.replace(&format!("{item},"), "");
         let unreported = change(ChangeAction::RemovedBlock, "input[1]", None);
-        let e = reasoning_on(
+        let e = reasoning(
             RESPONSES,
             Format::Responses,
             &fake(&without, vec![unreported]),
@@ -739,7 +756,7 @@ mod tests {
             Some(fingerprint(item)),
         );
         assert_eq!(
-            reasoning_on(
+            reasoning(
                 RESPONSES,
                 Format::Responses,
                 &fake(&without, vec![reported])
@@ -751,27 +768,25 @@ mod tests {
             "\"summary\":[]",
             "\"summary\":[{\"type\":\"summary_text\",\"text\":\"x\"}]",
         );
-        assert!(
-            reasoning_on(RESPONSES, Format::Responses, &fake(&summarised, Vec::new())).is_err()
-        );
+        assert!(reasoning(RESPONSES, Format::Responses, &fake(&summarised, Vec::new())).is_err());
     }
 
     #[test]
     fn a_converse_stand_in_must_be_reported_and_made_from_a_null() {
         let src = r#"{"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text": null,"signature":"Eq"}}},{"text":"a"}]}]}"#;
         let filled = src.replace("\"text\": null", "\"text\": \"\"");
-        assert!(reasoning_on(src, Format::Converse, &fake(&filled, Vec::new())).is_err());
+        assert!(reasoning(src, Format::Converse, &fake(&filled, Vec::new())).is_err());
         let c = change(
             ChangeAction::LossyStandIn,
             "messages[1].content[0].reasoningContent.reasoningText.text",
             None,
         );
         assert_eq!(
-            reasoning_on(src, Format::Converse, &fake(&filled, vec![c.clone()])),
+            reasoning(src, Format::Converse, &fake(&filled, vec![c.clone()])),
             Ok(())
         );
         let rewritten = src.replace("\"text\": null", "\"text\": \"made up\"");
-        assert!(reasoning_on(src, Format::Converse, &fake(&rewritten, vec![c])).is_err());
+        assert!(reasoning(src, Format::Converse, &fake(&rewritten, vec![c])).is_err());
     }
 
     #[test]
