@@ -58,6 +58,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("opencode_storage", opencode_storage),
     ("claude_code_jsonl", claude_code_jsonl),
     ("sse_assembly", sse_assembly),
+    ("wire_families", wire_families),
 ];
 
 /// Which of a body's sampled checks one input gets: all of them at [`Depth::Full`]; at
@@ -820,4 +821,79 @@ fn sse_expected(stream: &str) -> Vec<Fields> {
             }
         })
         .collect()
+}
+
+/// Target `wire_families`: the OpenAI-style families (Chat Completions, Responses, Converse)
+/// through the sniffer, `check_wire` and `repair_wire`.
+///
+/// The bytes themselves go through the sniffer and, as each of the three families, through
+/// check and repair under a model they choose ([`crate::wire_inv::inv_wire_no_panic`]: no
+/// panic, and check and repair agree on whether they read). Bytes that sniff as one of the
+/// families (corpus files, the seeds, their mutations) are then held to every wire invariant
+/// under that family ([`crate::wire_inv::wire_invariants`]: lossless, reasoning kept or reported,
+/// check and repair agree, idempotent). Other bytes drive [`crate::wire_gen::wire_body`]: a
+/// valid body, which must sniff as its family, draw no error and repair to itself, damaged
+/// ([`crate::wire_gen::wire_damage`]) three times in four, and then held to every invariant
+/// under the default policy, stand-ins off, or Converse's opt-in stand-in, as the bytes choose.
+///
+/// At [`Depth::Sampled`], idempotence (a second repair) runs on one input in
+/// [`SAMPLED_ONE_IN`] and bodies are generated at [`fuzz_knobs`] sizes; everything else runs
+/// on every input.
+pub fn wire_families(data: &[u8], depth: Depth) {
+    use crate::wire_gen::{WireKnobs, wire_body, wire_damage};
+    use crate::wire_inv::{
+        PROBE_MODELS, WIRE_FORMATS, inv_wire_no_panic, inv_wire_sniffed, inv_wire_valid,
+        wire_invariants,
+    };
+    let sample = Sample::of(data, depth);
+    let deep = sample.one_in(SAMPLED_ONE_IN, 10);
+    let probe = sample.pick(PROBE_MODELS.len() as u64, 11) as usize;
+    if let Err(e) = inv_wire_no_panic(data, probe) {
+        fail(e, String::from_utf8_lossy(data));
+    }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(s) = turnkeeper_model::sniff_detail(text)
+        && WIRE_FORMATS.contains(&s.format)
+    {
+        // A Converse body names no model: the probe's stands in for the URL's.
+        let opts = Options {
+            model: (s.format == turnkeeper_model::Format::Converse)
+                .then(|| PROBE_MODELS[probe].map(str::to_owned))
+                .flatten(),
+            ..Options::default()
+        };
+        if let Err(e) = wire_invariants(text, s.format, &opts, deep) {
+            fail(format!("as {}: {e}", s.format), text);
+        }
+        return;
+    }
+    let mut u = Unstructured::new(data);
+    let knobs = WireKnobs {
+        base: knobs_at(depth, Knobs::default()),
+        ..WireKnobs::default()
+    };
+    let Ok(mut b) = wire_body(&mut u, &knobs) else {
+        return;
+    };
+    let damaged = u.ratio(3u8, 4u8).unwrap_or(true);
+    if damaged {
+        let _ = wire_damage(&mut u, &mut b);
+    }
+    // The text is written once (writing it costs as much as a repair).
+    let text = b.json();
+    if !damaged
+        && let Err(e) = inv_wire_sniffed(&text, b.format)
+            .and_then(|()| inv_wire_valid(&text, b.format, &b.options()))
+    {
+        fail(e, &b);
+    }
+    let mut opts = b.options();
+    match u.int_in_range(0..=3u8).unwrap_or(0) {
+        1 => opts.policy.empty_stand_ins = false,
+        2 => opts.policy.bedrock_empty_reasoning_text = true,
+        _ => {}
+    }
+    if let Err(e) = wire_invariants(&text, b.format, &opts, deep) {
+        fail(e, &b);
+    }
 }

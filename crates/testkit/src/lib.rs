@@ -8,6 +8,8 @@
 //!   text, bad signatures, odd tool ids, aborted turns, ...
 //! - [`strategy`]: proptest strategies over the same generator.
 //! - [`inv`]: the invariants, each a named function returning `Err(explanation)`.
+//! - [`wire_gen`] / [`wire_inv`]: the OpenAI-style families (Chat Completions, Responses,
+//!   Converse): valid bodies per vendor, their damage, and their invariants.
 //! - [`fuzz`]: the bodies of `fuzz/fuzz_targets/*`, also replayed over `corpus/` by
 //!   `cargo test`.
 //!
@@ -33,6 +35,8 @@ pub mod json;
 pub mod samples;
 pub mod shared;
 pub mod strategy;
+pub mod wire_gen;
+pub mod wire_inv;
 
 pub use damage::{Damage, damage};
 pub use generate::{Conversation, Knobs, conversation, conversation_with};

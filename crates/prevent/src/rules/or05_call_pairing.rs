@@ -18,6 +18,9 @@
 //! Scope: format `responses`; every provider (an error for OpenAI and DeepSeek, a warning for
 //! xAI and servers turnkeeper does not know); fix: safe.
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
 use turnkeeper_model::wire::responses::ItemKind;
 
 use crate::id::RuleId;
@@ -29,9 +32,11 @@ pub fn run(cx: &mut ResponsesCx<'_, '_>) {
     let calls = cx.kept(ItemKind::FunctionCall);
     let outputs = cx.kept(ItemKind::FunctionCallOutput);
     if !cx.body.has_server_history() {
+        // The call ids of the input, once (a search per output would make the rule quadratic).
+        let call_ids: HashSet<Cow<'_, str>> = calls.iter().filter_map(|&c| cx.call_id(c)).collect();
         for &o in &outputs {
             let Some(cid) = cx.call_id(o) else { continue };
-            if calls.iter().any(|&c| cx.call_id(c).as_ref() == Some(&cid)) {
+            if call_ids.contains(&cid) {
                 continue;
             }
             cx.find(
@@ -47,15 +52,26 @@ pub fn run(cx: &mut ResponsesCx<'_, '_>) {
             );
         }
     }
+    // The outputs still kept, by call id, in input order. The loop below removes only calls
+    // and reasoning items, so this stays true while it runs.
+    let mut answers: HashMap<Cow<'_, str>, Vec<usize>> = HashMap::new();
+    for &o in &outputs {
+        if cx.st.keep[o]
+            && let Some(cid) = cx.call_id(o)
+        {
+            answers.entry(cid).or_default().push(o);
+        }
+    }
     for &c in &calls {
         if !cx.st.keep[c] {
             continue;
         }
         let Some(cid) = cx.call_id(c) else { continue };
-        let answer = outputs
-            .iter()
-            .copied()
-            .find(|&o| o > c && cx.st.keep[o] && cx.call_id(o).as_ref() == Some(&cid));
+        // The first output with this call id after the call.
+        let answer = answers.get(&cid).and_then(|os| {
+            let k = os.partition_point(|&o| o <= c);
+            os.get(k).copied()
+        });
         let Some(o) = answer else {
             cx.find(
                 RuleId::Or05,
