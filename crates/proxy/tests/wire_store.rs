@@ -164,6 +164,9 @@ const DEEPSEEK_JSON: &str =
 /// its reasoning item such a call is rejected (OR-02), so the proxy puts the item back.
 const RESPONSES_JSON: &str =
     "pydantic-ai--test_openai_responses-test_openai_responses_thinking_with_tool_calls";
+/// A Responses tool loop recorded by fantasy (compact JSON, id-less calls).
+const RESPONSES_FANTASY: &str =
+    "fantasy--TestOpenAIResponsesWithSummaryThinking-openai-gpt-5-thinking--caf105e7e1";
 const RESPONSES_STREAM: &str =
     "fantasy--TestOpenAIResponsesWithSummaryThinking-openai-gpt-5-thinking-streaming--caf105e7e1";
 
@@ -445,7 +448,7 @@ async fn a_recoverable_400_is_repaired_with_the_store_and_retried_once() {
             damage: drop_reasoning_content,
         },
         Case {
-            stem: RESPONSES_JSON,
+            stem: RESPONSES_FANTASY,
             path: "/v1/responses",
             // An Azure deployment name: the rules leave the body to the API.
             model: ("gpt-5", "prod-reasoning-deployment"),

@@ -333,6 +333,23 @@ fn speaks_chat(provider: Option<&str>) -> bool {
         .contains(&p.as_str())
 }
 
+/// True when the session's reasoning was written by the AI SDK's Anthropic provider (a
+/// `metadata.anthropic` on a reasoning part): the provider, whatever its id, is an
+/// Anthropic-compatible endpoint, and OpenCode sends it Messages requests, not Chat (the real
+/// `stunning-memory` store: DeepSeek behind such a gateway, `monkeycode-ai`).
+fn anthropic_wire(session: &Session) -> bool {
+    use turnkeeper_model::opencode::types::Part;
+    session.messages.iter().any(|m| {
+        m.parts.iter().any(|p| match &p.typed {
+            Part::Reasoning(r) => r
+                .metadata
+                .as_ref()
+                .is_some_and(|v| v.get("anthropic").is_some()),
+            _ => false,
+        })
+    })
+}
+
 /// Providers that route to other vendors' APIs under `vendor/model` ids and may translate
 /// reasoning themselves (OpenRouter's `reasoning_details`). OpenCode Zen (`opencode`) is one: the
 /// real Kimi K2.6 session in `../shared/real-stores/opencode/aiand-*` went on after Zen was sent
@@ -355,7 +372,8 @@ fn provider_findings(
     opts: &Options<'_>,
 ) -> Result<Option<Vec<SessionFinding>>, ModelError> {
     use turnkeeper_model::opencode::chat::{Interleaved, to_chat_request};
-    if target.is_anthropic() || !speaks_chat(target.provider.as_deref()) {
+    if target.is_anthropic() || !speaks_chat(target.provider.as_deref()) || anthropic_wire(session)
+    {
         return Ok(None);
     }
     let Some(model) = target.model.as_deref() else {
