@@ -382,7 +382,14 @@ pub fn plan(r: &Rollout, opts: &Options<'_>) -> Result<RolloutPlan, PreventError
             }
             // An edit inside a reasoning item (OR-11's empty summary, an id stripped): the item
             // is never written, so it goes whole instead, reported with its fingerprint.
-            if line.item_type.as_deref() == Some("reasoning") {
+            // Told by the item as the Responses reader sees it: the line's own reading can miss
+            // the type of a payload whose other members are malformed.
+            let reasoning = read
+                .items
+                .get(n)
+                .is_some_and(|it| it.kind == rv::ItemKind::Reasoning)
+                || line.item_type.as_deref() == Some("reasoning");
+            if reasoning {
                 if drop.insert(li) {
                     removed_reasoning += 1;
                     out.changes.push(LineChange {
