@@ -542,6 +542,11 @@ fn a_repair_killed_at_every_write_step_leaves_old_bytes_or_new() {
         );
         let u = turnkeeper(&["openclaw", "undo", "--file", s(&file)], &[]);
         assert_eq!(u.status.code(), Some(2), "step {n}: {}", stdout(&u));
+        let left: Vec<_> = files(dir)
+            .into_iter()
+            .filter(|(f, _)| f.ends_with(".turnkeeper-tmp"))
+            .collect();
+        assert!(left.is_empty(), "step {n}: temporary files left: {left:?}");
         assert!(n < 60, "the repair never finished");
     }
     assert!(killed >= 5, "only {killed} write steps");
