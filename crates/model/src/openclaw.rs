@@ -274,6 +274,17 @@ impl Session {
     /// ancestors through `parentId`, restricted to lines not in `skip`. A cycle or a parent that
     /// is missing ends the walk.
     pub fn active_branch(&self, skip: &dyn Fn(usize) -> bool) -> Vec<usize> {
+        self.active_branch_through(skip, &|_| None)
+    }
+
+    /// [`Session::active_branch`], where a line whose parent is missing (or skipped) continues
+    /// at `fallback(line)` when that names one: how a repair that re-links such a line sees the
+    /// branch. A cycle ends the walk; the walk is linear in the file.
+    pub fn active_branch_through(
+        &self,
+        skip: &dyn Fn(usize) -> bool,
+        fallback: &dyn Fn(usize) -> Option<usize>,
+    ) -> Vec<usize> {
         let mut by_id: HashMap<&str, usize> = HashMap::new();
         let mut leaf = None;
         for (i, l) in self.lines.iter().enumerate() {
@@ -285,17 +296,20 @@ impl Session {
                 leaf = Some(i);
             }
         }
+        let mut seen = vec![false; self.lines.len()];
         let mut out = Vec::new();
         let mut cur = leaf;
         while let Some(i) = cur {
-            if out.contains(&i) {
+            if seen[i] {
                 break;
             }
+            seen[i] = true;
             out.push(i);
-            cur = self.lines[i]
-                .parent
-                .as_deref()
-                .and_then(|p| by_id.get(p).copied());
+            cur = match self.lines[i].parent.as_deref() {
+                Some(p) => by_id.get(p).copied().or_else(|| fallback(i)),
+                None => None,
+            }
+            .filter(|&j| !skip(j));
         }
         out.reverse();
         out
@@ -418,6 +432,31 @@ mod tests {
         assert_eq!(blocks[0].signature.as_deref(), Some("QUJD"));
         assert_eq!(blocks[1].id.as_deref(), Some("t1"));
         assert_eq!(s.id(), Some("s1"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_lost_parent_continues_at_the_fallback_and_a_cycle_ends_the_walk()
+    -> Result<(), OpenclawError> {
+        let text = concat!(
+            "{\"type\":\"session\",\"id\":\"s1\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+            "{\"type\":\"message\",\"id\":\"d\",\"parentId\":\"gone\"}\n",
+            "{\"type\":\"message\",\"id\":\"x\",\"parentId\":\"y\"}\n",
+            "{\"type\":\"message\",\"id\":\"y\",\"parentId\":\"x\"}\n",
+        );
+        let s = Session::parse(text.to_owned(), "test")?;
+        assert_eq!(s.active_branch(&|_| false), vec![4, 5]);
+        let before_y = |i: usize| (i == 5).then_some(3);
+        assert_eq!(s.active_branch_through(&|i| i == 4, &before_y), vec![3, 5]);
+        let skip_cycle = |i: usize| i >= 4;
+        assert_eq!(s.active_branch(&skip_cycle), vec![3]);
+        let before_d = |i: usize| (i == 3).then_some(2);
+        assert_eq!(
+            s.active_branch_through(&skip_cycle, &before_d),
+            vec![1, 2, 3]
+        );
         Ok(())
     }
 }

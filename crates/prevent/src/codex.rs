@@ -380,6 +380,33 @@ pub fn plan(r: &Rollout, opts: &Options<'_>) -> Result<RolloutPlan, PreventError
                 }
                 continue;
             }
+            // An edit inside a reasoning item (OR-11's empty summary, an id stripped): the item
+            // is never written, so it goes whole instead, reported with its fingerprint.
+            // Told by the item as the Responses reader sees it: the line's own reading can miss
+            // the type of a payload whose other members are malformed.
+            let reasoning = read
+                .items
+                .get(n)
+                .is_some_and(|it| it.kind == rv::ItemKind::Reasoning)
+                || line.item_type.as_deref() == Some("reasoning");
+            if reasoning {
+                if drop.insert(li) {
+                    removed_reasoning += 1;
+                    out.changes.push(LineChange {
+                        rule: ch.rule,
+                        action: "drop line",
+                        line: line.number,
+                        reason: format!(
+                            "a reasoning item the API refuses as it is ({}, which {} would edit); a reasoning item is never written, so it goes whole",
+                            ch.path, ch.rule
+                        ),
+                        fingerprint: line
+                            .payload
+                            .map(|(a, b)| turnkeeper_guard::fingerprint(&r.text[a..b])),
+                    });
+                }
+                continue;
+            }
             // An edit inside the item: its payload rewritten, the rest of the line kept.
             let it = &read.items[n];
             let mut edits = wire.plan.inner.get(&n).cloned().unwrap_or_default();

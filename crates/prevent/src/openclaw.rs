@@ -235,7 +235,24 @@ fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
         .filter(|x| x.fix == Fix::DropLine)
         .map(|x| x.line)
         .collect();
-    let branch = s.active_branch(&|i| bad.contains(&i));
+    // A line whose parent is gone is judged where the repair re-links it (to the entry written
+    // before it), so that what it hid (a call whose result went with the lost line) is found now.
+    let relinked: HashSet<usize> = out
+        .iter()
+        .filter(|x| x.fix == Fix::Relink)
+        .map(|x| x.line)
+        .collect();
+    let branch = s.active_branch_through(&|i| bad.contains(&i), &|i| {
+        if !relinked.contains(&i) {
+            return None;
+        }
+        (0..i).rev().find(|&j| {
+            !bad.contains(&j)
+                && s.lines[j].id.is_some()
+                && s.lines[j].kind.is_some()
+                && s.lines[j].kind.as_deref() != Some("session")
+        })
+    });
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut answered: HashSet<String> = HashSet::new();
     let all_calls: HashSet<&str> = s

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use turnkeeper_model::openclaw::Session;
 
 use crate::StoreError;
-use crate::write::fsops::{io_err, write_atomic};
+use crate::write::fsops::{io_err, sweep_tmp, write_atomic};
 use crate::write::{InUse, WriteError, file, in_use_by};
 
 /// The folders searched for sessions: `dir` (a state directory holding `agents/`, or a
@@ -224,6 +224,9 @@ fn parts(file: &Path) -> Result<(PathBuf, PathBuf, String), WriteError> {
 /// then old or new, never a mix).
 pub fn apply(file: &Path, old: &str, new: &str, changes: &[String]) -> Result<Applied, WriteError> {
     let (file, dir, id) = parts(file)?;
+    // A temporary file a killed run left beside the session (never read: it is hidden and not
+    // `.jsonl`), gone before anything is written.
+    sweep_tmp(&dir);
     let current = fs::read(&file).map_err(io_err(&file))?;
     if current != old.as_bytes() {
         return Err(WriteError::Conflict {
@@ -262,6 +265,7 @@ pub fn apply(file: &Path, old: &str, new: &str, changes: &[String]) -> Result<Ap
 /// [`WriteError::NoBackup`], [`WriteError::ChangedSinceRepair`] (unless `force`).
 pub fn undo(file: &Path, force: bool) -> Result<PathBuf, WriteError> {
     let (file, dir, id) = parts(file)?;
+    sweep_tmp(&dir);
     let done = file::undo(&dir, &id, Some(&file), force)?;
     Ok(done.backup)
 }

@@ -59,6 +59,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("claude_code_jsonl", claude_code_jsonl),
     ("sse_assembly", sse_assembly),
     ("wire_families", wire_families),
+    ("codex_rollout", codex_rollout),
+    ("openclaw_session", openclaw_session),
 ];
 
 /// Which of a body's sampled checks one input gets: all of them at [`Depth::Full`]; at
@@ -677,6 +679,232 @@ pub fn claude_code_jsonl(data: &[u8], depth: Depth) {
             .find(|ch| ch.rule == RuleId::Store && ch.action != "reparented_line")
     {
         fail(format!("the repaired text still needs {ch:?}"), text);
+    }
+}
+
+/// The byte-exact JSON values of `key` (an array of objects) of every line of a JSONL text,
+/// reached through `path` (object keys), that have `"type": want`: read here with serde alone,
+/// independently of the readers under test.
+fn jsonl_items(text: &str, path: &[&str], want: &str) -> Vec<String> {
+    use serde_json::value::RawValue;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Ok(mut v) = serde_json::from_str::<&RawValue>(line) else {
+            continue;
+        };
+        let mut found = true;
+        for key in path {
+            match serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(v.get())
+                .ok()
+                .and_then(|m| m.get(*key).copied())
+            {
+                Some(x) => v = x,
+                None => {
+                    found = false;
+                    break;
+                }
+            }
+        }
+        if !found {
+            continue;
+        }
+        let items: Vec<&RawValue> = match serde_json::from_str::<Vec<&RawValue>>(v.get()) {
+            Ok(list) => list,
+            Err(_) => vec![v],
+        };
+        for it in items {
+            #[derive(serde::Deserialize)]
+            struct Typed<'a> {
+                #[serde(rename = "type", borrow)]
+                kind: Option<std::borrow::Cow<'a, str>>,
+            }
+            if serde_json::from_str::<Typed<'_>>(it.get())
+                .is_ok_and(|t| t.kind.as_deref() == Some(want))
+            {
+                out.push(it.get().to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Fails unless every one of `after` is one of `before` (a multiset), byte for byte, and no
+/// more are gone than `reported`.
+fn kept_byte_identical(
+    what: &str,
+    before: Vec<String>,
+    after: Vec<String>,
+    reported: usize,
+    input: &str,
+) {
+    let mut pool = before;
+    for x in after {
+        match pool.iter().position(|b| *b == x) {
+            Some(k) => {
+                pool.remove(k);
+            }
+            None => fail(format!("a {what} was altered: {x}"), input),
+        }
+    }
+    if pool.len() > reported {
+        fail(
+            format!("{} {what}(s) gone, {reported} reported", pool.len()),
+            input,
+        );
+    }
+}
+
+/// Target `codex_rollout`: any bytes as a Codex rollout (`~/.codex/sessions/.../rollout-*.jsonl`).
+/// Reading, the resume request (which is JSON), `check` and `plan` never panic; a plan's lines
+/// behind a `session_meta` line (what the repair writes as the new rollout) read again as a
+/// rollout with no line that does not parse; every reasoning item of the new rollout is one of
+/// the input's byte for byte (read independently, with serde), and no more are gone than the
+/// plan reported; every kept line is a line of the input, byte for byte, unless the plan says it
+/// rewrote its payload.
+///
+/// At [`Depth::Sampled`], the stability check (a second plan of the new rollout drops no line
+/// for the file's own damage) runs on one input in [`SAMPLED_ONE_IN`]; everything else on every
+/// input.
+pub fn codex_rollout(data: &[u8], depth: Depth) {
+    use turnkeeper_model::codex::Rollout;
+    use turnkeeper_prevent::RuleId;
+    use turnkeeper_prevent::codex::{check_rollout, plan};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(r) = Rollout::parse(text.to_owned(), "fuzz") else {
+        return;
+    };
+    let req = r.to_request(None);
+    if serde_json::from_str::<serde::de::IgnoredAny>(&req.body).is_err() {
+        fail("the resume request is not JSON", text);
+    }
+    let opts = Options::default();
+    let _ = check_rollout(&r, &opts);
+    let Ok(p) = plan(&r, &opts) else {
+        return;
+    };
+    if p.is_empty() {
+        return;
+    }
+    let meta = "{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"019d0000-0000-7000-8000-00000000f022\",\"forked_from_id\":\"x\"}}\n";
+    let new = format!("{meta}{}", p.text);
+    let after = match Rollout::parse(new.clone(), "fuzz repaired") {
+        Ok(a) => a,
+        Err(e) => fail(format!("the repaired rollout does not read: {e}"), text),
+    };
+    if let Some(bad) = after.problems.first() {
+        fail(
+            format!(
+                "the repaired rollout has a bad line {}: {}",
+                bad.line, bad.reason
+            ),
+            text,
+        );
+    }
+    let reported = p.changes.iter().filter(|c| c.action == "drop line").count();
+    kept_byte_identical(
+        "reasoning item",
+        jsonl_items(text, &["payload"], "reasoning"),
+        jsonl_items(&p.text, &["payload"], "reasoning"),
+        reported,
+        text,
+    );
+    let rewritten = p
+        .changes
+        .iter()
+        .filter(|c| c.action == "rewrite payload")
+        .count();
+    let originals: HashSet<&str> = text.lines().collect();
+    let foreign = p.text.lines().filter(|l| !originals.contains(l)).count();
+    if foreign > rewritten {
+        fail(
+            format!("{foreign} line(s) not copied byte for byte, {rewritten} rewrite(s) reported"),
+            text,
+        );
+    }
+    if !Sample::of(data, depth).one_in(SAMPLED_ONE_IN, 7) {
+        return;
+    }
+    if let Ok(again) = plan(&after, &opts)
+        && let Some(ch) = again
+            .changes
+            .iter()
+            .find(|ch| ch.rule == RuleId::Store && ch.action == "drop line")
+    {
+        fail(format!("the repaired rollout still needs {ch:?}"), text);
+    }
+}
+
+/// Target `openclaw_session`: any bytes as an openclaw session (`~/.openclaw/agents/<agent>/
+/// sessions/<uuid>.jsonl`). Reading, the active branch, and `check` for the session's own model,
+/// an Anthropic one and an OpenAI one never panic; a plan is refused only when nothing would be
+/// left (its text must read again as a session); every thinking block of the repaired text is
+/// one of the input's byte for byte (read independently, with serde), and no more are gone than
+/// the plan reported (a block or line dropped).
+///
+/// At [`Depth::Sampled`], the checks for the two forced models run on one input in
+/// [`SAMPLED_ONE_IN`] each, and so does the stability check (the repaired session has none of
+/// the file's own damage left); everything else on every input.
+pub fn openclaw_session(data: &[u8], depth: Depth) {
+    use turnkeeper_model::openclaw::Session;
+    use turnkeeper_prevent::RuleId;
+    use turnkeeper_prevent::openclaw::{PlanError, check_session, plan};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(s) = Session::parse(text.to_owned(), "fuzz") else {
+        return;
+    };
+    let sample = Sample::of(data, depth);
+    let c = check_session(&s, None);
+    if c.branch.iter().any(|&i| i >= s.lines.len()) {
+        fail("the active branch names a line past the end", text);
+    }
+    for (model, salt) in [("claude-sonnet-4-5", 8), ("gpt-5.5", 9)] {
+        if sample.one_in(SAMPLED_ONE_IN, salt) {
+            let _ = check_session(&s, Some(model));
+        }
+    }
+    let p = match plan(&s, None) {
+        Ok(p) => p,
+        Err(PlanError::Guard(why)) if why.contains("no JSON line") => return,
+        Err(e) => fail(format!("the plan was refused: {e}"), text),
+    };
+    if p.changes.is_empty() {
+        if p.text != text {
+            fail("no change, yet the text differs", text);
+        }
+        return;
+    }
+    let after = match Session::parse(p.text.clone(), "fuzz repaired") {
+        Ok(a) => a,
+        Err(e) => fail(format!("the repaired session does not read: {e}"), text),
+    };
+    let reported = p
+        .changes
+        .iter()
+        .filter(|c| c.action == "drop block" || c.action == "drop line")
+        .count();
+    kept_byte_identical(
+        "thinking block",
+        jsonl_items(text, &["message", "content"], "thinking"),
+        jsonl_items(&p.text, &["message", "content"], "thinking"),
+        reported,
+        text,
+    );
+    if !sample.one_in(SAMPLED_ONE_IN, 10) {
+        return;
+    }
+    if let Some(f) = check_session(&after, None)
+        .findings
+        .iter()
+        .find(|f| f.finding.rule == RuleId::Store)
+    {
+        fail(
+            format!("the repaired session still has {}", f.finding.message),
+            text,
+        );
     }
 }
 

@@ -207,6 +207,18 @@ pub fn undo(
         detail: "the repair replaced a file, and no file was named to put it back into".to_owned(),
     })?;
     let current = fs::read(file).map_err(io_err(file))?;
+    if sha256(&current) == manifest.old_sha256 {
+        // A run killed between its manifest and its rename: the file still holds the original.
+        // Nothing to put back; the backup is closed so that no later undo (with `--force`)
+        // restores its now stale original over a file that has moved on.
+        manifest.undone = true;
+        write_manifest(&backup, &manifest)?;
+        return Ok(Undone {
+            backup,
+            file: file.to_owned(),
+            removed: false,
+        });
+    }
     if sha256(&current) != manifest.new_sha256 && !force {
         return Err(WriteError::ChangedSinceRepair {
             what: file.display().to_string(),
@@ -299,6 +311,33 @@ mod tests {
         let u = undo(&root, "s", None, true)?;
         assert!(u.removed && !made.exists());
         assert_eq!(fs::read(&f)?, b"old\n");
+        fs::remove_dir_all(&dir)?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_backup_whose_file_was_never_replaced_is_closed_by_undo()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = std::env::temp_dir().join(format!("tk-file-stale-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir)?;
+        let root = fs::canonicalize(&dir)?;
+        let f = root.join("s.jsonl");
+        fs::write(&f, b"old\n")?;
+        replace(&root, "test", "s", &f, b"old\n", b"new\n", &["x".into()])?;
+        // As if killed before the rename: the manifest is there, the file still the original.
+        fs::write(&f, b"old\n")?;
+        let u = undo(&root, "s", Some(&f), false)?;
+        assert!(!u.removed);
+        assert_eq!(fs::read(&f)?, b"old\n");
+        assert!(pending(&root, "s").is_empty());
+        // The file moves on; a forced undo finds nothing stale to put back over it.
+        fs::write(&f, b"later\n")?;
+        assert!(matches!(
+            undo(&root, "s", Some(&f), true),
+            Err(WriteError::NoBackup { .. })
+        ));
+        assert_eq!(fs::read(&f)?, b"later\n");
         fs::remove_dir_all(&dir)?;
         Ok(())
     }
