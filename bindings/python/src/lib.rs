@@ -803,14 +803,18 @@ fn recover<'py>(
     let args_ref = &args;
     let done = py.detach(move || -> Done<RecoverOut> {
         let text = utf8(bytes, "request")?;
-        // As the command line: the request must be a readable transcript before anything else.
-        turnkeeper::read(text, FormatHint::Auto).map_err(|e| {
-            let f = Failure::from(e);
-            Failure::new(
-                f.class,
-                format!("request: not a readable request: {}", f.message),
-            )
-        })?;
+        // As the command line: the request must be a readable request before anything else; a
+        // Chat, Responses or Converse body is read by its own reader inside `recover`.
+        let wire = turnkeeper::model::sniff_detail(text).is_ok_and(|s| !s.format.is_transcript());
+        if !wire {
+            turnkeeper::read(text, FormatHint::Auto).map_err(|e| {
+                let f = Failure::from(e);
+                Failure::new(
+                    f.class,
+                    format!("request: not a readable request: {}", f.message),
+                )
+            })?;
+        }
         let loaded = args_ref.load()?;
         let opts = Options {
             thinking: None,
