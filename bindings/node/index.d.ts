@@ -126,6 +126,46 @@ export type ErrorCode =
   | 'ERR_TURNKEEPER_ATTEMPTS'
   | 'ERR_TURNKEEPER_OPTION'
 
+/** Where an OpenCode session's next request goes. */
+export interface OpencodeTarget {
+  provider: string | null
+  model: string | null
+  /** Whose rules apply: Anthropic's, or another provider's (not checked). */
+  family: 'anthropic' | 'other'
+}
+
+/** A finding on an OpenCode session, with the message and part behind it. */
+export interface SessionFinding extends Finding {
+  message_id: string | null
+  part_id: string | null
+}
+
+/** One part repair the OpenCode doctor plans. */
+export interface PartRepair {
+  rule: string
+  kind: string
+  action: 'removed_part' | 'changed_part' | 'added_part'
+  message_id: string
+  part_id: string
+  reason: string
+  /** The new part as JSON text (for `changed_part` and `added_part`), else `null`. */
+  part: string | null
+}
+
+/** `opencodeDoctor`'s result. */
+export interface OpencodePlan {
+  session_id: string
+  target: OpencodeTarget
+  /** The model the request was checked against. */
+  model: string | null
+  /** The findings on the request OpenCode would send now. */
+  findings: SessionFinding[]
+  repairs: PartRepair[]
+  left_alone: string[]
+  /** The findings once the repairs are applied. */
+  findings_left: SessionFinding[]
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -188,6 +228,16 @@ export declare function classify(error: string | Buffer, options?: { status?: nu
  * messages, blocks by type, thinking mode).
  */
 export declare function inspect(body: string | Buffer, options?: { format?: Format }): InspectResult
+
+/**
+ * The OpenCode doctor on the messages OpenCode is about to send (`{info, parts}[]`, as an
+ * export holds them, or as its `experimental.chat.messages.transform` hook sees them): the
+ * session's target, the findings on the request it would send, the part repairs the doctor
+ * plans for that target (`turnkeeper opencode repair`'s plan, without writing anything), and
+ * the findings left once they are applied. A repair removes, replaces or adds whole parts;
+ * none edits a reasoning part (one that can never verify is removed, and the removal reported).
+ */
+export declare function opencodeDoctor(messages: string | Buffer, options?: { model?: string }): OpencodePlan
 
 /**
  * Classifies `error`, plans the next step and applies it to `request`, the body that failed:

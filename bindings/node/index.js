@@ -840,6 +840,7 @@ module.exports.TurnStore = nativeBinding.TurnStore
 module.exports.check = nativeBinding.check
 module.exports.classify = nativeBinding.classify
 module.exports.inspect = nativeBinding.inspect
+module.exports.opencodeDoctor = nativeBinding.opencodeDoctor
 module.exports.recover = nativeBinding.recover
 module.exports.repair = nativeBinding.repair
 module.exports.version = nativeBinding.version

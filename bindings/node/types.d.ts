@@ -125,3 +125,43 @@ export type ErrorCode =
   | 'ERR_TURNKEEPER_STORE'
   | 'ERR_TURNKEEPER_ATTEMPTS'
   | 'ERR_TURNKEEPER_OPTION'
+
+/** Where an OpenCode session's next request goes. */
+export interface OpencodeTarget {
+  provider: string | null
+  model: string | null
+  /** Whose rules apply: Anthropic's, or another provider's (not checked). */
+  family: 'anthropic' | 'other'
+}
+
+/** A finding on an OpenCode session, with the message and part behind it. */
+export interface SessionFinding extends Finding {
+  message_id: string | null
+  part_id: string | null
+}
+
+/** One part repair the OpenCode doctor plans. */
+export interface PartRepair {
+  rule: string
+  kind: string
+  action: 'removed_part' | 'changed_part' | 'added_part'
+  message_id: string
+  part_id: string
+  reason: string
+  /** The new part as JSON text (for `changed_part` and `added_part`), else `null`. */
+  part: string | null
+}
+
+/** `opencodeDoctor`'s result. */
+export interface OpencodePlan {
+  session_id: string
+  target: OpencodeTarget
+  /** The model the request was checked against. */
+  model: string | null
+  /** The findings on the request OpenCode would send now. */
+  findings: SessionFinding[]
+  repairs: PartRepair[]
+  left_alone: string[]
+  /** The findings once the repairs are applied. */
+  findings_left: SessionFinding[]
+}

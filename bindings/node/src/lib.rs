@@ -794,3 +794,73 @@ impl TurnStore {
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
+
+// ---------------------------------------------------------------------------------------------
+// OpenCode
+
+/// The OpenCode doctor on the messages OpenCode is about to send (`{info, parts}[]`, as an
+/// export holds them, or as its `experimental.chat.messages.transform` hook sees them): the
+/// session's target, the findings on the request it would send, the part repairs the doctor
+/// plans for that target (`turnkeeper opencode repair`'s plan, without writing anything), and
+/// the findings left once they are applied. A repair removes, replaces or adds whole parts;
+/// none edits a reasoning part (one that can never verify is removed, and the removal reported).
+#[napi(
+    ts_args_type = "messages: string | Buffer, options?: { model?: string }",
+    ts_return_type = "OpencodePlan"
+)]
+pub fn opencode_doctor(
+    messages: BodyArg,
+    options: Option<Object<'_>>,
+) -> napi::Result<Value, Code> {
+    use turnkeeper::model::opencode::change::PartChange;
+    use turnkeeper::prevent::opencode::doctor::{PlanOptions, plan, simulate};
+    let o = Opts::read(options.as_ref(), &["model"])?;
+    let text = utf8(bytes_of(&messages), "messages")?;
+    let session = load_export(text, "<messages>").map_err(Failure::from)?;
+    let target = turnkeeper::opencode::session_target(&session, o.model.as_deref());
+    let planned = plan(
+        &session,
+        &PlanOptions {
+            last_message_live: false,
+            target: Some(target.clone()),
+        },
+    );
+    let opts = Options {
+        model: o.model.clone(),
+        ..Options::default()
+    };
+    let before = turnkeeper::opencode::check_session(&session, &opts).map_err(Failure::from)?;
+    let after = turnkeeper::opencode::check_session(&simulate(&session, &planned), &opts)
+        .map_err(Failure::from)?;
+    let repairs: Vec<Value> = planned
+        .repairs
+        .iter()
+        .map(|r| {
+            // The new part as JSON text (key order kept): the whole part for a creation, the
+            // stored text for a replacement; none for a removal.
+            let part = match &r.change {
+                PartChange::Remove { .. } => None,
+                PartChange::Replace { new_raw, .. } => Some(new_raw.clone()),
+                PartChange::Create { json, .. } => Some(json.clone()),
+            };
+            Ok(json!({
+                "rule": value(r.rule())?,
+                "kind": value(r.kind)?,
+                "action": r.action(),
+                "message_id": r.message_id,
+                "part_id": r.part_id,
+                "reason": r.reason,
+                "part": part,
+            }))
+        })
+        .collect::<Done<_>>()?;
+    Ok(json!({
+        "session_id": planned.session_id,
+        "target": value(&before.target)?,
+        "model": before.model,
+        "findings": value(&before.findings)?,
+        "repairs": repairs,
+        "left_alone": planned.left_alone,
+        "findings_left": value(&after.findings)?,
+    }))
+}

@@ -175,3 +175,26 @@ test('the package declares what it exports', () => {
   assert.match(dts, /export interface BodyOptions/)
   assert.equal(tk.version(), require('../package.json').version)
 })
+
+test('the OpenCode doctor plans part repairs for the session\'s target', () => {
+  const dir = path.join(CORPUS, 'opencode', 'export')
+  const broken = tk.opencodeDoctor(fs.readFileSync(path.join(dir, 'broken.json')))
+  assert.deepStrictEqual(broken.target, { family: 'anthropic', model: 'claude-sonnet-4-5', provider: 'anthropic' })
+  assert.ok(broken.findings.some((f) => f.severity === 'error'))
+  assert.ok(broken.repairs.length > 0)
+  assert.deepStrictEqual(broken.findings_left, [])
+  for (const r of broken.repairs) {
+    assert.match(r.rule, /^AN-\d+$/)
+    assert.equal(r.part === null, r.action === 'removed_part')
+    if (r.part !== null) assert.equal(JSON.parse(r.part).type === 'reasoning', false, 'a reasoning part is never rewritten')
+  }
+  // the same findings as `check` of the export (the command line's check --json)
+  assert.deepStrictEqual(broken.findings, tk.check(fs.readFileSync(path.join(dir, 'broken.json'))).findings)
+  const healthy = tk.opencodeDoctor(fs.readFileSync(path.join(dir, 'healthy.json'), 'utf8'))
+  assert.deepStrictEqual([healthy.findings, healthy.repairs], [[], []])
+  // a Kimi session: only the provider-neutral repairs; the Anthropic-only ones are not planned
+  const kimi = tk.opencodeDoctor(fs.readFileSync(path.join(dir, 'kimi_session.export.json')))
+  assert.equal(kimi.target.family, 'other')
+  assert.ok(kimi.repairs.every((r) => r.rule === 'AN-08'))
+  assert.throws(() => tk.opencodeDoctor('{"messages":[]}'), { code: 'ERR_TURNKEEPER_FORMAT' })
+})
