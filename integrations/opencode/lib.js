@@ -56,6 +56,8 @@ export function transformMessages(messages, options = {}) {
     return result
   }
   result.plan = plan
+  const t = plan.target
+  log('debug', `turnkeeper: ${messages.length} message(s) for ${t.provider ?? '?'}/${t.model ?? '?'} (${t.family}): ${plan.repairs.length} repair(s) planned`)
   const byId = new Map(messages.map((m) => [m?.info?.id, m]))
   for (const r of plan.repairs) {
     const m = byId.get(r.message_id)

@@ -85,7 +85,9 @@ test('a healthy session goes through untouched and nothing is logged', async () 
   await h['experimental.chat.messages.transform']({}, output)
   await settle()
   assert.deepStrictEqual(output.messages, load('healthy.json'))
-  assert.deepStrictEqual(logged, [])
+  // one debug line saying what was checked, nothing else
+  assert.deepStrictEqual(logged.map((l) => l.level), ['debug'])
+  assert.match(logged[0].message, /anthropic\/claude-sonnet-4-5 \(anthropic\): 0 repair/)
 })
 
 test('a session bound for another provider gets only the provider-neutral repairs', async () => {
