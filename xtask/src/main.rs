@@ -61,6 +61,11 @@ COMMANDS:
                              dev profile), pytest (agreement with the CLI on the corpus, the
                              real anthropic, openai and litellm against a mock upstream);
                              skipped without python3 + venv + pip, a failure so under CI=true
+                node         bindings/node/test.sh: npm install in bindings/node (@napi-rs/cli,
+                             napi build --platform, dev profile), npm test (node --test:
+                             agreement with the CLI on the corpus), then the same in
+                             integrations/opencode (the OpenCode plugin's hooks on exported
+                             sessions); skipped without node + npm, a failure so under CI=true
                 invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
                              (the same property tests on the same build, at CI strength)
                 publish      the layering check and cargo publish --dry-run --workspace

@@ -335,6 +335,7 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
     )?;
 
     python_step(v)?;
+    node_step(v)?;
 
     if opts.quick {
         v.skip("invariants (CI strength)", "--quick");
@@ -419,6 +420,54 @@ fn python_step(v: &mut Verify) -> Result<()> {
         .rev()
         .find(|l| l.contains(" passed") || l.contains(" failed"))
         .map(|l| l.trim().to_owned())
+        .unwrap_or_default();
+    let problem = (!out.status.success()).then(|| fmt_status(out.status));
+    v.finish(NAME, out.elapsed, note, problem, &cmd.display())
+}
+
+/// The Node package (`bindings/node`): `npm install` builds the addon with napi-rs' CLI and
+/// `npm test` runs node's test runner (agreement with the CLI on the corpus), both through
+/// `bindings/node/test.sh`. Without `node` and `npm` the step is skipped with a line saying so,
+/// and fails under `CI=true`, where the package must be tested.
+fn node_step(v: &mut Verify) -> Result<()> {
+    const NAME: &str = "node (bindings/node)";
+    let root = v.root.clone();
+    let probe_node = Cmd::new(&root, "node").arg("--version");
+    let probe_npm = Cmd::new(&root, "npm").arg("--version");
+    if !probe_node.succeeds() || !probe_npm.succeeds() {
+        let why = "node and npm are not available";
+        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            return v.finish(
+                NAME,
+                Duration::ZERO,
+                String::new(),
+                Some(format!(
+                    "{why}; under CI=true the Node package must be tested"
+                )),
+                &format!("{} && {}", probe_node.display(), probe_npm.display()),
+            );
+        }
+        v.skip(NAME, why);
+        return Ok(());
+    }
+    let cmd = Cmd::new(&root, "bash").arg("bindings/node/test.sh");
+    println!(
+        "\n==> verify [{}] {NAME}: {}",
+        v.results.len() + 1,
+        cmd.display()
+    );
+    // test.sh closes with `node: N passed, M failed (...)`: it becomes the step's note.
+    let out = cmd.run(|l| l.starts_with("node: ") && l.contains(" passed"))?;
+    let note = out
+        .lines
+        .last()
+        .map(|l| {
+            l.split(" (")
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("node: ")
+                .to_owned()
+        })
         .unwrap_or_default();
     let problem = (!out.status.success()).then(|| fmt_status(out.status));
     v.finish(NAME, out.elapsed, note, problem, &cmd.display())

@@ -1,0 +1,142 @@
+// Real OpenCode (npm `opencode-ai`, offline) with the plugin, against the local mock of
+// Anthropic's API (mock-anthropic.mjs): a stored session whose latest assistant turn was damaged
+// (a whitespace-only text part, which OpenCode sends and the API rejects) fails without the
+// plugin and continues with it, and the request the mock accepts carries the thinking block
+// byte-identical (the mock checks its signature, an HMAC of the text).
+//
+//   e2e/run.sh              installs opencode-ai into the target directory and runs this
+//   OPENCODE_BIN=... node --test e2e/
+// Skipped when no OpenCode binary is found.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn, spawnSync } from 'node:child_process'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { server, sign } from './mock-anthropic.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const pluginDir = path.resolve(here, '..')
+const BIN = process.env.OPENCODE_BIN || null
+const skip = BIN && fs.existsSync(BIN) ? false : 'no OpenCode binary: set OPENCODE_BIN (e2e/run.sh installs opencode-ai)'
+
+/** Runs OpenCode in `dir` with `env`: { code, stdout, stderr } (async: the mock answers in this process). */
+// `stopWhen(stdout, stderr)`: once true, OpenCode is ended (after a moment to finish writing):
+// `opencode run` does not always exit after a failed turn.
+function opencode(args, { cwd, env, stopWhen }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    let stopping = false
+    const look = () => {
+      if (!stopping && stopWhen && stopWhen(stdout, stderr)) {
+        stopping = true
+        setTimeout(() => child.kill('SIGTERM'), 2000)
+      }
+    }
+    child.stdout.on('data', (d) => { stdout += d; look() })
+    child.stderr.on('data', (d) => { stderr += d; look() })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
+    child.on('error', reject)
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
+  })
+}
+
+test('a damaged stored session continues with the plugin, thinking untouched', { skip, timeout: 600_000 }, async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'turnkeeper-opencode-'))
+  const home = path.join(root, 'home')
+  const proj = path.join(root, 'proj')
+  fs.mkdirSync(proj, { recursive: true })
+  // A project in a git repository, as OpenCode is used (outside one it does not exit after a
+  // failed turn here).
+  spawnSync('git', ['init', '-q', proj])
+  spawnSync('git', ['-C', proj, '-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '-q', '--allow-empty', '-m', 'start'])
+  const requests = []
+  const log = path.join(root, 'mock.jsonl')
+  process.env.MOCK_LOG = log
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  const port = server.address().port
+  const config = (plugin) => JSON.stringify({
+    $schema: 'https://opencode.ai/config.json',
+    plugin: plugin ? [pathToFileURL(pluginDir).href] : [],
+    provider: { anthropic: { options: { baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-ant-mock' } } },
+    model: 'anthropic/claude-sonnet-4-5',
+    autoupdate: false,
+    share: 'disabled',
+  })
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_STATE_HOME: path.join(home, '.local', 'state'),
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+  }
+  // The user's global config: a project outside a git repository does not read its own.
+  const configFile = path.join(env.XDG_CONFIG_HOME, 'opencode', 'opencode.json')
+  fs.mkdirSync(path.dirname(configFile), { recursive: true })
+  const received = () => fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l).body)
+  try {
+    // 1. a healthy session: one turn, with a signed thinking block
+    fs.writeFileSync(configFile, config(true))
+    const first = await opencode(['run', '--variant', 'high', '--format', 'json', 'hello'], { cwd: proj, env })
+    assert.equal(first.code, 0, `${first.stdout.slice(-1500)}\n${first.stderr.slice(-1500)}`)
+    const sessionID = first.stdout.split('\n').map((l) => { try { return JSON.parse(l).sessionID } catch { return undefined } }).find(Boolean)
+    assert.ok(sessionID, first.stdout.slice(0, 2000))
+
+    // 2. damage its latest assistant turn in storage: export, add a whitespace-only text part
+    //    after the reasoning part, import it back
+    const exported = await opencode(['export', sessionID], { cwd: proj, env })
+    assert.equal(exported.code, 0, exported.stderr.slice(-2000))
+    const doc = JSON.parse(exported.stdout.slice(exported.stdout.indexOf('{')))
+    const assistant = doc.messages.findLast((m) => m.info.role === 'assistant')
+    const reasoning = assistant.parts.find((p) => p.type === 'reasoning')
+    assert.ok(reasoning, 'the mock answered with thinking')
+    const thinkingBlock = { type: 'thinking', thinking: reasoning.text, signature: reasoning.metadata.anthropic.signature }
+    assert.equal(thinkingBlock.signature, sign(thinkingBlock.thinking))
+    const at = assistant.parts.indexOf(reasoning)
+    assistant.parts.splice(at + 1, 0, {
+      id: `${reasoning.id.slice(0, -4)}zzzz`,
+      sessionID,
+      messageID: assistant.info.id,
+      type: 'text',
+      text: ' ',
+    })
+    const damaged = path.join(root, 'damaged.json')
+    fs.writeFileSync(damaged, JSON.stringify(doc))
+    const imported = await opencode(['import', damaged], { cwd: proj, env })
+    assert.equal(imported.code, 0, `${imported.stdout.slice(-2000)}\n${imported.stderr.slice(-2000)}`)
+
+    // 3. without the plugin the next request is rejected, as the real API rejects it
+    fs.writeFileSync(configFile, config(false))
+    const before = received().length
+    const broken = await opencode(['run', '--pure', '--print-logs', '--variant', 'high', '-s', sessionID, 'continue'], {
+      cwd: proj,
+      env,
+      stopWhen: (out, err) => /level=ERROR .*non-whitespace text/.test(err),
+    })
+    assert.notEqual(broken.code, 0, 'the damaged session should fail without the plugin')
+    assert.match(broken.stderr, /level=ERROR .*text content blocks must contain non-whitespace text/)
+    assert.ok(received().length > before)
+
+    // 4. with the plugin it continues; the request it sent is valid and carries the thinking
+    //    block byte for byte
+    fs.writeFileSync(configFile, config(true))
+    const fixed = await opencode(['run', '--print-logs', '--variant', 'high', '-s', sessionID, 'continue'], { cwd: proj, env })
+    if (fixed.code !== 0 && process.env.E2E_DEBUG) fs.writeFileSync(process.env.E2E_DEBUG, fixed.stdout + '\n----\n' + fixed.stderr)
+    assert.equal(fixed.code, 0, fixed.stderr.slice(-3000))
+    assert.match(fixed.stderr, /turnkeeper: AN-05 removed_part/)
+    const sent = received().at(-1)
+    const blocks = sent.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    assert.ok(!blocks.some((b) => b.type === 'text' && b.text.trim() === ''))
+    const thinking = blocks.filter((b) => b.type === 'thinking')
+    assert.ok(thinking.some((b) => JSON.stringify({ type: b.type, thinking: b.thinking, signature: b.signature }) === JSON.stringify(thinkingBlock)))
+  } finally {
+    server.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+})

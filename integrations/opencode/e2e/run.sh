@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the end-to-end test with real OpenCode: installs opencode-ai (pinned) into
+# $CARGO_TARGET_DIR/opencode-e2e (npm 11 skips its postinstall, which only copies the platform
+# binary: it is run here by hand), then node --test e2e/. Needs the binding built and this
+# folder's `npm install` done.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+dir="${CARGO_TARGET_DIR:-$root/target}/opencode-e2e"
+version="${OPENCODE_VERSION:-1.18.33}"
+mkdir -p "$dir"
+if [ ! -x "$dir/node_modules/opencode-ai/bin/opencode" ] && [ ! -e "$dir/node_modules/opencode-ai/bin/opencode.exe" ]; then
+    [ -f "$dir/package.json" ] || echo '{"private":true}' > "$dir/package.json"
+    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "opencode-ai@$version")
+    (cd "$dir/node_modules/opencode-ai" && node postinstall.mjs)
+fi
+export OPENCODE_BIN="$dir/node_modules/.bin/opencode"
+cd "$here/.."
+exec node --test e2e/
