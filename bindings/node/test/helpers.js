@@ -32,12 +32,12 @@ function cli(args, input) {
   return { status: run.status, stdout: run.stdout.toString('utf8'), stderr: run.stderr.toString('utf8') }
 }
 
-/** The `.json` bodies of corpus folders (not the `.after.json` / `.expect.json` beside them). */
+/** The `.json` bodies of corpus folders (not the `.after.json` / `.expect.json` / stored `.response.json` beside them). */
 function bodies(...dirs) {
   const out = []
   for (const d of dirs) {
     for (const f of fs.readdirSync(path.join(CORPUS, d)).sort()) {
-      if (f.endsWith('.json') && !f.endsWith('.after.json') && !f.endsWith('.expect.json')) {
+      if (f.endsWith('.json') && !f.endsWith('.after.json') && !f.endsWith('.expect.json') && !f.endsWith('.response.json')) {
         out.push(path.join(CORPUS, d, f))
       }
     }

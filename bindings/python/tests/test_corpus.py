@@ -15,7 +15,7 @@ BODIES = sorted(
     p
     for d in ("damaged", "anthropic", "gemini")
     for p in (CORPUS / d).glob("*.json")
-    if not p.name.endswith((".after.json", ".expect.json"))
+    if not p.name.endswith((".after.json", ".expect.json", ".response.json"))
 )
 EXPORTS = sorted((CORPUS / "opencode" / "export").glob("*.json"))
 ids = [p.relative_to(CORPUS).as_posix() for p in BODIES]
