@@ -7,6 +7,9 @@
 # tests compare with is `cargo build -p turnkeeper-cli`. Then the OpenCode plugin on the binding
 # (integrations/opencode): npm install, node --test. Exit status: non-zero when any test failed.
 set -euo pipefail
+# Nothing here reads standard input: cargo's probe of rustc (`rustc -`, run by maturin and napi)
+# must not read the caller's.
+exec </dev/null
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 

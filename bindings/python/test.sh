@@ -7,6 +7,9 @@
 # TURNKEEPER_PY_PROFILE=release for the optimised one); the command line the tests compare with
 # is `cargo build -p turnkeeper-cli`. Exit status: pytest's.
 set -euo pipefail
+# Nothing here reads standard input: cargo's probe of rustc (`rustc -`, run by maturin and napi)
+# must not read the caller's.
+exec </dev/null
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"

@@ -33,9 +33,20 @@ pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()
 /// Writes `bytes` to `path` atomically (see the module docs). The temporary file,
 /// `.<name>.<pid>.turnkeeper.tmp`, is removed when a step fails.
 ///
+/// A `path` that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is
+/// written into as it is: renaming a file over it would replace the device or pipe with a
+/// regular file (as root, `-o /dev/null` replaced the machine's `/dev/null`).
+///
 /// # Errors
 /// The first I/O error; `path` is then unchanged.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        return f.write_all(bytes).and_then(|()| f.flush());
+    }
     write_with(path, bytes, false)
 }
 
@@ -148,6 +159,43 @@ mod tests {
         write_private_atomically(&p, b"{}")?;
         assert_eq!(std::fs::metadata(&p)?.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read(&p)?, b"{}");
+        Ok(())
+    }
+
+    /// A FIFO (like `/dev/null` or `/dev/stdout`, not a regular file) is written into, never
+    /// replaced by a regular file: `repair -o /dev/null` as root once replaced the machine's
+    /// `/dev/null`.
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_no_regular_file_is_written_into_not_replaced() -> std::io::Result<()> {
+        use std::io::Read as _;
+        use std::os::unix::fs::FileTypeExt as _;
+        let dir = tempfile::tempdir()?;
+        let p = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&p).status();
+        if !made.is_ok_and(|s| s.success()) {
+            println!("skipped: mkfifo is not available");
+            return Ok(());
+        }
+        let reader = {
+            let p = p.clone();
+            std::thread::spawn(move || -> std::io::Result<Vec<u8>> {
+                let mut out = Vec::new();
+                std::fs::File::open(&p)?.read_to_end(&mut out)?;
+                Ok(out)
+            })
+        };
+        write_atomically(&p, b"body")?;
+        let got = reader
+            .join()
+            .map_err(|_| std::io::Error::other("reader thread"))??;
+        assert_eq!(got, b"body");
+        assert!(std::fs::metadata(&p)?.file_type().is_fifo());
+        assert_eq!(
+            std::fs::read_dir(dir.path())?.count(),
+            1,
+            "no temporary left"
+        );
         Ok(())
     }
 }
