@@ -203,12 +203,14 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         }
         Input::Text { name, text } => (name, text),
     };
-    match wire_format(&text, t.format) {
-        Ok(Some(format)) => return check_wire(&name, &text, format, &opts, a.json, style),
-        Ok(None) => {}
+    let format = match format_of(&text, t.format) {
+        Ok(f) => f,
         Err(e) => return fail(format!("{name}: {e}")),
+    };
+    if !format.is_transcript() {
+        return check_wire(&name, &text, format, &opts, a.json, style);
     }
-    let tr = match read(&text, t.format.hint()) {
+    let tr = match read(&text, turnkeeper::FormatHint::Exactly(format)) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };
@@ -234,14 +236,13 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
     exit_for(&findings)
 }
 
-/// The wire family of `text` when it is one (Chat, Responses, Converse), `None` for the block
-/// formats.
-fn wire_format(text: &str, arg: FormatArg) -> Result<Option<Format>, turnkeeper::ModelError> {
-    let format = match arg.hint() {
-        turnkeeper::FormatHint::Exactly(f) => f,
-        turnkeeper::FormatHint::Auto => turnkeeper::model::sniff(text)?,
-    };
-    Ok((!format.is_transcript()).then_some(format))
+/// The format of `text`: the one `--format` names, else the sniffed one (sniffed once: the body
+/// is then read as exactly that format).
+fn format_of(text: &str, arg: FormatArg) -> Result<Format, turnkeeper::ModelError> {
+    match arg.hint() {
+        turnkeeper::FormatHint::Exactly(f) => Ok(f),
+        turnkeeper::FormatHint::Auto => turnkeeper::model::sniff(text),
+    }
 }
 
 fn check_wire(
@@ -435,11 +436,11 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         }
         Err(e) => return fail(e),
     };
-    let wire = match wire_format(&text, t.format) {
-        Ok(w) => w,
+    let format = match format_of(&text, t.format) {
+        Ok(f) => f,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    if let Some(format) = wire {
+    if !format.is_transcript() {
         let fixed =
             match turnkeeper::repair_as(&text, turnkeeper::FormatHint::Exactly(format), &opts) {
                 Ok(r) => r,
@@ -447,7 +448,7 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
             };
         return finish_repair(a, &name, &fixed);
     }
-    let tr = match read(&text, t.format.hint()) {
+    let tr = match read(&text, turnkeeper::FormatHint::Exactly(format)) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };

@@ -171,6 +171,35 @@ fn load_and_check(
     Ok((session, c))
 }
 
+/// Prints what a repair leaves (`after the repair` for a dry run, else `now`): "no error", or the
+/// errors left with their lines (`line N{of}`); true when errors are left. The line-based
+/// doctors (Claude Code, Codex) share it.
+pub(crate) fn print_left(
+    dry_run: bool,
+    errors: usize,
+    findings: &[cc::LineFinding],
+    of: &str,
+) -> bool {
+    let when = if dry_run { "after the repair" } else { "now" };
+    if errors == 0 {
+        println!("  {when}: no error");
+        return false;
+    }
+    println!("  {when}: {errors} error(s) left that cannot be repaired safely:");
+    for lf in findings
+        .iter()
+        .filter(|x| x.finding.severity == Severity::Error)
+    {
+        println!(
+            "    error[{}] line {}{of}: {}",
+            lf.finding.rule,
+            lf.line.map_or("?".to_owned(), |n| n.to_string()),
+            lf.finding.message
+        );
+    }
+    true
+}
+
 fn counts(c: &SessionCheck) -> (usize, usize) {
     crate::render::tally(c.findings.iter().map(|f| &f.finding))
 }
@@ -383,25 +412,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
                 f.id
             );
         }
-        let when = if a.dry_run { "after the repair" } else { "now" };
-        if e == 0 {
-            println!("  {when}: no error");
-        } else {
-            left = true;
-            println!("  {when}: {e} error(s) left that cannot be repaired safely:");
-            for lf in c2
-                .findings
-                .iter()
-                .filter(|x| x.finding.severity == Severity::Error)
-            {
-                println!(
-                    "    error[{}] line {}: {}",
-                    lf.finding.rule,
-                    lf.line.map_or("?".to_owned(), |n| n.to_string()),
-                    lf.finding.message
-                );
-            }
-        }
+        left |= print_left(a.dry_run, e, &c2.findings, "");
     }
     Ok(if left {
         ExitCode::from(3)

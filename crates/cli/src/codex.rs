@@ -387,25 +387,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
             };
             println!("  undo with `turnkeeper codex undo {undo_how}` (removes the new rollout)");
         }
-        let when = if a.dry_run { "after the repair" } else { "now" };
-        if e == 0 {
-            println!("  {when}: no error");
-        } else {
-            left = true;
-            println!("  {when}: {e} error(s) left that cannot be repaired safely:");
-            for lf in c2
-                .findings
-                .iter()
-                .filter(|x| x.finding.severity == Severity::Error)
-            {
-                println!(
-                    "    error[{}] line {} of the new rollout: {}",
-                    lf.finding.rule,
-                    lf.line.map_or("?".to_owned(), |n| n.to_string()),
-                    lf.finding.message
-                );
-            }
-        }
+        left |= crate::claude_code::print_left(a.dry_run, e, &c2.findings, " of the new rollout");
     }
     Ok(if left {
         ExitCode::from(3)

@@ -231,9 +231,13 @@ fn pass(
         Format::Chat => {
             let body = turnkeeper_model::wire::chat::read(src)?;
             let target = target_of(body.model(), opts);
-            let out = chat::run(&body, &target, &opts.policy, opts.store, repair);
+            let mut out = chat::run(&body, &target, &opts.policy, opts.store, repair);
             let new = if repair {
-                turnkeeper_model::wire::render(src, &body.messages_at, clone_plan(&out.plan))
+                turnkeeper_model::wire::render(
+                    src,
+                    &body.messages_at,
+                    std::mem::take(&mut out.plan),
+                )
             } else {
                 None
             };
@@ -242,9 +246,9 @@ fn pass(
         Format::Responses => {
             let body = turnkeeper_model::wire::responses::read(src)?;
             let target = target_of(body.model(), opts);
-            let out = responses::run(&body, &target, &opts.policy, opts.store, repair);
+            let mut out = responses::run(&body, &target, &opts.policy, opts.store, repair);
             let new = if repair {
-                turnkeeper_model::wire::render(src, &body.input_at, clone_plan(&out.plan))
+                turnkeeper_model::wire::render(src, &body.input_at, std::mem::take(&mut out.plan))
             } else {
                 None
             };
@@ -252,10 +256,6 @@ fn pass(
         }
         other => Err(ModelError::NotTranscript { format: other }),
     }
-}
-
-fn clone_plan(p: &Plan) -> Plan {
-    p.clone()
 }
 
 /// Everything the rules find in a body of one of the wire families.
