@@ -545,7 +545,9 @@ pub fn roundtrip_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
 /// `tool_result` each, all at the front of the next user run, and no `tool_result` appears
 /// anywhere else. A call with no `id` at all, which no result can name, that the repair leaves
 /// reported (an AN-12 finding at that block: a signed turn, which must not be edited) takes no
-/// part in the pairing.
+/// part in the pairing. Calls that repeat one id (left reported by AN-46 in a signed turn) may
+/// share one result or have one each (corpus/regressions/repair_invariants-a56b0eb54e6fabd1 and
+/// -36033365a70330ea).
 ///
 /// # Errors
 /// The first violation.
@@ -642,11 +644,7 @@ fn tool_pairing_on(
                         "output messages[{i}..{end}]: a tool_result stands after another block"
                     ));
                 }
-                let mut a = calls.clone();
-                let mut b = front.clone();
-                a.sort();
-                b.sort();
-                if a != b {
+                if !answers_calls(&calls, &front) {
                     return Err(format!(
                         "output messages[{i}..{end}]: results {front:?} do not answer the previous calls {calls:?} exactly once"
                     ));
@@ -668,6 +666,17 @@ fn tool_pairing_on(
         ));
     }
     Ok(())
+}
+
+/// Whether the results `front` answer `calls` (ids, in order): each call id has a result and no
+/// more results than calls, so exactly once where ids are unique. Calls that repeat an id
+/// (AN-46, left in a signed turn) may share the first's result or have one each.
+fn answers_calls(calls: &[String], front: &[String]) -> bool {
+    let count = |v: &[String], id: &String| v.iter().filter(|x| *x == id).count();
+    calls.iter().chain(front).all(|id| {
+        let (c, r) = (count(calls, id), count(front, id));
+        r >= 1 && r <= c
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1183,6 +1192,20 @@ mod tests {
         ));
         assert!(order(&input, &output).is_err());
         assert_eq!(order(&input, &input), Ok(()));
+    }
+
+    /// Results answer calls once each; a repeated call id may share one result or have one
+    /// each, never more results than calls, never a result for no call.
+    #[test]
+    fn results_answer_calls() {
+        let v = |ids: &[&str]| ids.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(answers_calls(&v(&["a", "b"]), &v(&["b", "a"])));
+        assert!(!answers_calls(&v(&["a", "b"]), &v(&["a"])));
+        assert!(!answers_calls(&v(&["a"]), &v(&["a", "a"])));
+        assert!(!answers_calls(&v(&["a"]), &v(&["a", "c"])));
+        assert!(answers_calls(&v(&["a", "a"]), &v(&["a"])));
+        assert!(answers_calls(&v(&["a", "a"]), &v(&["a", "a"])));
+        assert!(!answers_calls(&v(&["a", "a"]), &v(&["a", "a", "a"])));
     }
 
     /// A text block edited in place (a foreign field stripped) is the block the model wrote,

@@ -114,6 +114,30 @@ fn by_id(calls: impl Iterator<Item = (String, String)>) -> Vec<(String, String)>
         .collect()
 }
 
+/// How many calls of a turn carry each id more than once ([`by_id`] keeps the first): a turn
+/// whose duplicate ids cannot be mended (a signed turn, AN-46 left) may hold one result per
+/// call, and a second result for such an id is no duplicate. Removing it lost the output of the
+/// second call (found by fuzzing: corpus/regressions/repair_invariants-36033365a70330ea).
+fn repeats(calls: impl Iterator<Item = (String, String)>) -> Vec<(String, usize)> {
+    let mut all: Vec<(String, usize)> = Vec::new();
+    for (k, _) in calls.filter(|(k, _)| !k.starts_with("name:")) {
+        match all.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, n)) => *n += 1,
+            None => all.push((k, 0)),
+        }
+    }
+    all.retain(|(_, n)| *n > 0);
+    all
+}
+
+/// The extra results `repeats` allows for `key`.
+fn extra(repeats: &[(String, usize)], key: &str) -> usize {
+    repeats
+        .iter()
+        .find(|(k, _)| k == key)
+        .map_or(0, |(_, n)| *n)
+}
+
 struct Analysis {
     /// Calls with no result anywhere in the run: (key, name).
     missing: Vec<(String, String)>,
@@ -137,14 +161,25 @@ impl Analysis {
     }
 }
 
-fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String)]) -> Analysis {
-    // Turns have a handful of calls: linear scans over a small vector beat hashing.
+fn analyse(
+    d: &Draft<'_, '_>,
+    first: usize,
+    end: usize,
+    calls: &[(String, String)],
+    repeats: &[(String, usize)],
+) -> Analysis {
+    // Turns have a handful of calls: linear scans over a small vector beat hashing. Per key: the
+    // results still wanted, and how many calls ask for one (a repeated id counts once here).
     let mut want: Vec<(&str, usize)> = Vec::with_capacity(calls.len());
+    let mut asked: Vec<(&str, usize)> = Vec::with_capacity(calls.len());
     for (k, _) in calls {
-        match want.iter_mut().find(|(w, _)| *w == k.as_str()) {
+        match asked.iter_mut().find(|(w, _)| *w == k.as_str()) {
             Some((_, n)) => *n += 1,
-            None => want.push((k.as_str(), 1)),
+            None => asked.push((k.as_str(), 1)),
         }
+    }
+    for &(k, n) in &asked {
+        want.push((k, n + extra(repeats, k)));
     }
     let mut a = Analysis {
         missing: Vec::new(),
@@ -176,8 +211,17 @@ fn analyse(d: &Draft<'_, '_>, first: usize, end: usize, calls: &[(String, String
             }
         }
     }
+    // A key is missing as many results as its calls ask for beyond those found.
+    let mut short: Vec<(&str, usize)> = asked
+        .iter()
+        .map(|&(k, n)| {
+            let left = want.iter().find(|(w, _)| *w == k).map_or(0, |(_, m)| *m);
+            let got = (n + extra(repeats, k)).saturating_sub(left);
+            (k, n.saturating_sub(got))
+        })
+        .collect();
     for (k, name) in calls {
-        if let Some((_, n)) = want.iter_mut().find(|(w, n)| *w == k.as_str() && *n > 0) {
+        if let Some((_, n)) = short.iter_mut().find(|(w, n)| *w == k.as_str() && *n > 0) {
             *n -= 1;
             a.missing.push((k.clone(), name.clone()));
         }
@@ -315,15 +359,17 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     i = end;
                     continue;
                 }
-                let calls: Vec<(String, String)> = by_id(
+                let all_calls = || {
                     (i..a_end)
                         .flat_map(|k| (0..f.block_count(k)).map(move |j| (k, j)))
                         .filter_map(|(k, j)| {
                             f.block(k, j)
                                 .filter(|b| b.kind() == BlockKind::ToolCall)
                                 .and_then(|_| call_key(f, k, j))
-                        }),
-                );
+                        })
+                };
+                let calls: Vec<(String, String)> = by_id(all_calls());
+                let repeats = repeats(all_calls());
                 let last_asst = a_end - 1;
                 if calls.is_empty() {
                     i = a_end;
@@ -373,7 +419,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     }
                     continue;
                 }
-                let a = analyse(f, a_end, end, &calls);
+                let a = analyse(f, a_end, end, &calls, &repeats);
                 if a.ok() {
                     i = end;
                     continue;
@@ -386,6 +432,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
                     first: last_asst + 1,
                     end,
                     calls: &calls,
+                    repeats: &repeats,
                 };
                 i = f
                     .fix_with(|f| rebuild(ctx, f, run, (r_missing, r_order, r_late, r_orphan)))
@@ -558,6 +605,8 @@ struct Run<'c> {
     first: usize,
     end: usize,
     calls: &'c [(String, String)],
+    /// Extra results allowed for ids the turn repeats ([`repeats`]).
+    repeats: &'c [(String, usize)],
 }
 
 /// Where a result for `key` is in the run: at or after position `from` of the first message,
@@ -578,6 +627,25 @@ fn find_result(
     })
 }
 
+/// The first result of the run at or after position `from` of its first message, else in a
+/// later message.
+fn find_any_result(
+    d: &Draft<'_, '_>,
+    first: usize,
+    end: usize,
+    from: usize,
+) -> Option<(usize, usize)> {
+    (first..end).find_map(|k| {
+        let start = if k == first { from } else { 0 };
+        (start..d.block_count(k))
+            .find(|&j| {
+                d.block(k, j)
+                    .is_some_and(|b| b.kind() == BlockKind::ToolResult)
+            })
+            .map(|j| (k, j))
+    })
+}
+
 /// Rebuilds a run so its first message starts with one result per call, in call order: drops
 /// duplicates and orphans, moves results up, adds error results for calls that have none, and
 /// removes later messages left empty. Returns the index after the run.
@@ -588,10 +656,20 @@ fn rebuild(
     rules: (RuleId, RuleId, RuleId, RuleId),
 ) -> usize {
     let (r_missing, r_order, r_late, r_orphan) = rules;
-    let Run { first, end, calls } = run;
+    let Run {
+        first,
+        end,
+        calls,
+        repeats,
+    } = run;
     let mut want: HashMap<&str, usize> = HashMap::new();
     for (k, _) in calls {
         *want.entry(k.as_str()).or_insert(0) += 1;
+    }
+    for (k, n) in repeats {
+        if let Some(w) = want.get_mut(k.as_str()) {
+            *w += n;
+        }
     }
     let want = want;
     // Duplicates and orphans out. Of several results for one call, those that are not errors
@@ -665,6 +743,20 @@ fn rebuild(
             }
         }
     }
+    // The results left are those of repeated ids ([`repeats`]): after the others, in order.
+    let mut p = calls.len();
+    while let Some((k, j)) = find_any_result(f, first, end, p) {
+        if (k, j) != (first, p) {
+            let rule = if k == first { r_order } else { r_late };
+            f.move_block(
+                rule,
+                (k, j),
+                (first, p),
+                "moved a result for a repeated call id to the front of the message after its call",
+            );
+        }
+        p += 1;
+    }
     // Later messages left empty go.
     let mut end = end;
     let mut k = first + 1;
@@ -730,6 +822,50 @@ mod tests {
                 rules: &["AN-10"],
                 after: Some(&after),
                 left: &[],
+            },
+        );
+    }
+
+    /// Found by fuzzing `repair_invariants` (corpus/regressions/repair_invariants-36033365a70330ea):
+    /// a signed turn calls twice with one id (AN-46, left: the turn may not be edited) and each
+    /// call's result came in its own user message. AN-10 removed the second result as a
+    /// duplicate, losing the second call's output. Each call may have its result: the second
+    /// moves up beside the first (AN-11) and nothing is removed.
+    #[test]
+    fn a_repeated_call_id_in_a_signed_turn_keeps_both_results() {
+        let call = |input: &str| {
+            format!(r#"{{"type":"tool_use","id":"toolu_1","name":"f","input":{{"n":{input}}}}}"#)
+        };
+        let turn = format!(
+            r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{},{},{}]}}"#,
+            thinking("t"),
+            call("1"),
+            call("2")
+        );
+        let input = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{turn},{{"role":"user","content":[{}]}},{{"role":"user","content":[{}]}},{{"role":"assistant","content":"done"}},{{"role":"user","content":"thanks"}}"#,
+                result("one", false),
+                result("two", false)
+            ),
+        );
+        let after = body(
+            "claude-sonnet-4-5",
+            MANUAL,
+            &format!(
+                r#"{turn},{{"role":"user","content":[{},{}]}},{{"role":"assistant","content":"done"}},{{"role":"user","content":"thanks"}}"#,
+                result("one", false),
+                result("two", false)
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-11", "AN-46"],
+                after: Some(&after),
+                left: &["AN-46"],
             },
         );
     }

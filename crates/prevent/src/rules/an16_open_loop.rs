@@ -62,11 +62,16 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         return;
     }
     let Some(i) = open_loop_start(f) else { return };
-    let Some(first) = f.block(i, 0) else { return };
-    if first.kind().is_thinking() {
-        return;
-    }
-    let found = first.type_name().into_owned();
+    // A string content is one text block to the API: it opens the loop without thinking as
+    // surely as a text block does (it used to be passed over, found by fuzzing:
+    // corpus/regressions/prevent_an16_string_content_opens_the_loop.json). A message with no blocks at
+    // all is AN-04's.
+    let (found, at) = match f.block(i, 0) {
+        Some(first) if first.kind().is_thinking() => return,
+        Some(first) => (first.type_name().into_owned(), Some(0)),
+        None if f.is_string_content(i).is_some() => ("text".to_owned(), None),
+        None => return,
+    };
     // The store is asked once, and only when the policy would restore.
     let wants_restore = ctx
         .policy
@@ -84,7 +89,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         .copied()
         .filter(|&m| applies(ctx, original.is_some(), m))
         .collect();
-    f.find(RuleId::An16, Severity::Error, i, Some(0),
+    f.find(RuleId::An16, Severity::Error, i, at,
         format!("Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block."),
         describe(&ladder).as_deref());
     for strategy in ladder {
@@ -139,6 +144,28 @@ mod tests {
         let msgs = r#"{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}"#;
         let input = body("claude-sonnet-4-5", MANUAL, msgs);
         let after = body("claude-sonnet-4-5", r#"{"type":"disabled"}"#, msgs);
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-16"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    /// An assistant message whose content is a string opens the loop with text, as a text block
+    /// would (the next assistant message, with the thinking and the call, is the same turn).
+    /// AN-16 passed it over, so a request the API refuses came out "valid" (found by fuzzing
+    /// `repair_invariants`: corpus/regressions/prevent_an16_string_content_opens_the_loop.json).
+    #[test]
+    fn an_open_loop_opened_by_a_string_content_turns_thinking_off() {
+        let th = crate::rules::common::testing::thinking("t");
+        let msgs = format!(
+            r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":"Let me look."}},{{"role":"assistant","content":[{th},{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}}"#
+        );
+        let input = body("claude-sonnet-4-5", MANUAL, &msgs);
+        let after = body("claude-sonnet-4-5", r#"{"type":"disabled"}"#, &msgs);
         check_case(
             &input,
             Expect {
