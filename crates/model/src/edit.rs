@@ -336,6 +336,36 @@ impl<'t, 'a> Draft<'t, 'a> {
             .collect()
     }
 
+    /// For each message of the output whose block list a repair changed, the index each of its
+    /// blocks had in the input message it comes from (`None` for a block made by the repair or
+    /// brought from another message); `None` for a message copied whole or made new. With
+    /// [`Draft::kept`], what a later pass's block path is in the input's terms.
+    pub fn block_origins(&self) -> Vec<Option<Vec<Option<u32>>>> {
+        self.msgs
+            .iter()
+            .map(|m| match m {
+                DraftMessage::Orig {
+                    idx,
+                    blocks: Some(bs),
+                } => {
+                    let range = match self.t.messages.get(*idx as usize).map(|m| m.content) {
+                        Some(Content::Blocks { first, len }) => first..first.saturating_add(len),
+                        _ => 0..0,
+                    };
+                    Some(
+                        bs.iter()
+                            .map(|b| match b {
+                                DraftBlock::Orig(n) if range.contains(n) => Some(n - range.start),
+                                _ => None,
+                            })
+                            .collect(),
+                    )
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What message `i`'s blocks hold: the reader's summary for an untouched message, worked
     /// out again for an edited or new one.
     #[inline]

@@ -323,6 +323,9 @@ fn repair_passes(
     // input's terms where they can (a block by `origin`, a whole message by `whole`).
     let mut origin: Vec<Option<u32>> = kept.clone();
     let mut whole: Vec<Option<u32>> = d.derived();
+    // And for a message whose block list a pass changed, each block's index in the input
+    // message `whole` names (a block of an edited message is still the input's block).
+    let mut blocks: Vec<Option<Vec<Option<u32>>>> = d.block_origins();
     drop(d);
     // A third pass (rare) writes its body here while it reads `out`, then the two swap.
     let mut spare = String::new();
@@ -338,7 +341,7 @@ fn repair_passes(
             .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
             let outcome = if pass <= MAX_PASSES {
                 let (d2, s2, _) = pipeline(&out_t, &again, true);
-                let k2 = (d2.kept(), d2.derived());
+                let k2 = (d2.kept(), d2.derived(), d2.block_origins());
                 if d2.output_into(&mut spare) {
                     Ok((s2, k2))
                 } else {
@@ -357,16 +360,41 @@ fn repair_passes(
                 }
             }
         };
-        let (s2, (k2, w2)) = next;
+        let (s2, (k2, w2, b2)) = next;
         removed += s2.removed_guarded;
         restored.extend(s2.restored);
         report.changes.extend(s2.changes.into_iter().map(|mut c| {
-            c.path = match input_terms(&c.path, &origin, &whole) {
+            c.path = match input_terms(&c.path, &origin, &whole, &blocks) {
                 Some(p) => format!("{p} (pass {pass})"),
                 None => format!("pass {pass}: {}", c.path),
             };
             c
         }));
+        // A block of this pass's output, in the input's terms: through the block maps of the
+        // message it comes from (a byte copy of an input message maps each block to itself).
+        let old_block = |m: usize, j: u32| -> Option<u32> {
+            if origin.get(m).copied().flatten().is_some() {
+                return Some(j);
+            }
+            blocks.get(m)?.as_ref()?.get(j as usize).copied().flatten()
+        };
+        let new_blocks: Vec<Option<Vec<Option<u32>>>> = w2
+            .iter()
+            .zip(&b2)
+            .zip(&k2)
+            .map(|((w, b), k)| {
+                let m = w.map(|m| m as usize)?;
+                match (k, b) {
+                    // Copied whole by this pass: the map it had.
+                    (Some(_), _) => blocks.get(m).cloned().flatten(),
+                    (None, Some(b)) => {
+                        Some(b.iter().map(|j| j.and_then(|j| old_block(m, j))).collect())
+                    }
+                    (None, None) => None,
+                }
+            })
+            .collect();
+        blocks = new_blocks;
         origin = k2
             .iter()
             .map(|k| k.and_then(|i| origin.get(i as usize).copied().flatten()))
@@ -428,22 +456,38 @@ fn guard(
 }
 
 /// A path into a later pass's input (`messages[3].content[1]`) in the original input's terms:
-/// a block's when its message is a byte-for-byte copy of an input message (`origin`), a whole
-/// message's when it comes from one at all (`whole`); `None` otherwise (a new message, a block
-/// of an edited one, or a path outside the messages).
-fn input_terms(path: &str, origin: &[Option<u32>], whole: &[Option<u32>]) -> Option<String> {
+/// a block's when its message is a byte-for-byte copy of an input message (`origin`) or an
+/// edited one whose block came from that message (`blocks`, beside `whole`), a whole message's
+/// when it comes from one at all (`whole`); `None` otherwise (a new message, a block made by a
+/// repair, or a path outside the messages).
+fn input_terms(
+    path: &str,
+    origin: &[Option<u32>],
+    whole: &[Option<u32>],
+    blocks: &[Option<Vec<Option<u32>>>],
+) -> Option<String> {
     let (head, rest) = ["messages[", "contents["]
         .into_iter()
         .find_map(|h| path.strip_prefix(h).map(|r| (h, r)))?;
     let close = rest.find(']')?;
     let k: usize = rest[..close].parse().ok()?;
-    let map = if rest[close + 1..].is_empty() {
-        whole
-    } else {
-        origin
-    };
-    let j = map.get(k).copied().flatten()?;
-    Some(format!("{head}{j}{}", &rest[close..]))
+    let tail = &rest[close + 1..];
+    if tail.is_empty() {
+        let i = whole.get(k).copied().flatten()?;
+        return Some(format!("{head}{i}]"));
+    }
+    if let Some(i) = origin.get(k).copied().flatten() {
+        return Some(format!("{head}{i}]{tail}"));
+    }
+    // A block of an edited message: `.content[j]...` (`.parts[j]...` in Gemini).
+    let (field, after) = [".content[", ".parts["]
+        .into_iter()
+        .find_map(|f| tail.strip_prefix(f).map(|r| (f, r)))?;
+    let close = after.find(']')?;
+    let j: usize = after[..close].parse().ok()?;
+    let i = whole.get(k).copied().flatten()?;
+    let jj = blocks.get(k)?.as_ref()?.get(j).copied().flatten()?;
+    Some(format!("{head}{i}]{field}{jj}{}", &after[close..]))
 }
 
 /// How many times `repair` runs the pipeline at most (the first pass and the passes that mop up
@@ -492,10 +536,11 @@ mod tests {
     /// A later pass's path in the input's terms, under the maps `origin` (byte-for-byte copies)
     /// and `whole` (messages derived from an input message).
     fn check_path(path: &str, expect: Option<&str>) {
-        let origin = [Some(0), None, Some(5)];
-        let whole = [Some(0), Some(3), Some(6)];
+        let origin = [Some(0), None, Some(5), None];
+        let whole = [Some(0), Some(3), Some(6), None];
+        let blocks = [None, Some(vec![None, Some(2)]), None, None];
         assert_eq!(
-            input_terms(path, &origin, &whole).as_deref(),
+            input_terms(path, &origin, &whole, &blocks).as_deref(),
             expect,
             "{path}"
         );
@@ -507,6 +552,13 @@ mod tests {
         check_path("messages[2]", Some("messages[6]"));
         check_path("messages[1]", Some("messages[3]"));
         check_path("messages[1].content[0]", None);
+        check_path("messages[1].content[1]", Some("messages[3].content[2]"));
+        check_path(
+            "messages[1].content[1].content[0]",
+            Some("messages[3].content[2].content[0]"),
+        );
+        check_path("messages[1].content[2]", None);
+        check_path("messages[1].tool_calls[0]", None);
         check_path("contents[2].parts[0]", Some("contents[5].parts[0]"));
         check_path("messages[3]", None);
         check_path("messages[x]", None);
@@ -722,7 +774,7 @@ mod tests {
                 "AN-10 removed_block messages[0].content[0]",
                 "AN-10 removed_message messages[0]",
                 "AN-01 inserted_message pass 2: output messages[0] (new message)",
-                "AN-05 removed_block pass 3: messages[1].content[0]",
+                "AN-05 removed_block messages[1].content[0] (pass 3)",
             ]
         );
     }
