@@ -54,14 +54,22 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
             "The final block in an assistant message cannot be `thinking`",
             Some("remove the trailing thinking block"),
         );
+        // A call before the trailing thinking: the model writes its thinking before the calls
+        // it makes, so the blocks were put in another order on the way (a client or gateway
+        // that sorts blocks) or the stream was cut after a new thinking block; a message that
+        // ends on thinking with no call before it was cut off. Without the turn as the
+        // provider sent it (AN-22 restores it from the store first), which cannot be told.
+        let after_call = (0..n).any(|j| {
+            f.block(i, j)
+                .is_some_and(|b| b.kind() == BlockKind::ToolCall)
+        });
+        let reason = if after_call {
+            "removed a thinking block that stands after the message's tool call (the turn's blocks were reordered on the way, or its stream cut off after the call); the model writes thinking before its calls"
+        } else {
+            "removed a trailing thinking block (an interrupted stream)"
+        };
         // A removed message leaves its successor at `i`, to be looked at next.
-        if !remove_trailing_thinking(
-            ctx,
-            f,
-            RuleId::An19,
-            i,
-            "removed a trailing thinking block (an interrupted stream)",
-        ) {
+        if !remove_trailing_thinking(ctx, f, RuleId::An19, i, reason) {
             i += 1;
         }
     }
@@ -88,6 +96,37 @@ mod tests {
                 after: Some(&after),
                 left: &[],
             },
+        );
+    }
+
+    /// `[tool_use, thinking]`: a turn whose blocks were reordered on the way (the model writes
+    /// thinking first) is reported as that, not as an interrupted stream.
+    #[test]
+    fn thinking_after_the_call_is_reported_as_a_reorder() {
+        let th = thinking("t");
+        let call = r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#;
+        let msgs = |turn: &str| {
+            format!(
+                r#"{{"role":"user","content":"q"}},{{"role":"assistant","content":[{turn}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}},{{"type":"text","text":"go on"}}]}}"#
+            )
+        };
+        let input = body("claude-sonnet-4-5", "", &msgs(&format!("{call},{th}")));
+        check_case(
+            &input,
+            Expect {
+                rules: &["AN-19"],
+                after: Some(&body("claude-sonnet-4-5", "", &msgs(call))),
+                left: &[],
+            },
+        );
+        let t = turnkeeper_model::read(&input, turnkeeper_model::FormatHint::Auto).expect("reads");
+        let r = crate::repair(&t, &crate::Options::default()).expect("repairs");
+        let reasons: Vec<&str> = r.report.changes.iter().map(|c| c.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "removed a thinking block that stands after the message's tool call (the turn's blocks were reordered on the way, or its stream cut off after the call); the model writes thinking before its calls"
+            ]
         );
     }
 
