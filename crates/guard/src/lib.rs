@@ -20,4 +20,4 @@ pub mod wire_turn;
 pub use ledger::{GuardViolation, Ledger, fingerprint, is_guarded};
 pub use provenance::{Provenance, provenance, provenance_of_base64};
 pub use store::{Recorded, StoreError, StoredTurn, TurnKeys, TurnStore};
-pub use wire_turn::{WireFamily, WireTurn, response_family};
+pub use wire_turn::{WireFamily, WireTurn, gemini_call_keys, response_family};

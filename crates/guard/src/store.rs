@@ -17,8 +17,8 @@ use turnkeeper_model::{BlockKind, BodyKind, Format, FormatHint, Transcript, read
 
 use crate::sse;
 use crate::wire_turn::{
-    ChatRecord, ConverseRecord, ResponsesItem, WireFamily, WireRecord, WireTurn, response_family,
-    text_key,
+    ChatRecord, ConverseRecord, ResponsesItem, WireFamily, WireRecord, WireTurn, gemini_call_keys,
+    response_family, text_key,
 };
 
 /// Why the store could not be read or written.
@@ -384,7 +384,9 @@ impl TurnStore {
     /// Records a response body of any family turnkeeper reads, told from the body: an Anthropic
     /// Messages response or stream (as [`TurnStore::add_response`]), a Chat Completions
     /// response or its complete stream, a Responses response or its complete stream, a Converse
-    /// response. With a directory, the turn is also written to disk atomically.
+    /// response, a Gemini `generateContent` response or its complete `streamGenerateContent`
+    /// stream (`alt=sse`, or the JSON array of chunks; complete: its last chunk carries a
+    /// `finishReason`). With a directory, the turn is also written to disk atomically.
     ///
     /// # Errors
     /// When `body` is no whole response of these, or writing fails.
@@ -392,7 +394,8 @@ impl TurnStore {
         let family = response_family(body).ok_or_else(|| {
             StoreError::NotAResponse(
                 "not a response of a family turnkeeper reads (Anthropic Messages, Chat \
-                 Completions, Responses, Converse), nor an event stream of one"
+                 Completions, Responses, Converse, Gemini generateContent), nor an event \
+                 stream of one"
                     .to_owned(),
             )
         })?;
@@ -465,10 +468,30 @@ impl TurnStore {
                 continue;
             }
             let is_text = k.starts_with("chat:text:");
-            match self.by_wire.get(&k) {
+            let sig = |r: &WireRecord| match r {
+                WireRecord::Gemini(g) => g.signature(&k).map(str::to_owned),
+                _ => None,
+            };
+            let is_gemini = matches!(record, WireRecord::Gemini(_));
+            match self.by_wire.get(&k).copied() {
                 // Two turns with the same visible text: neither can be told by it.
                 Some(_) if is_text => {
                     self.by_wire.remove(&k);
+                    self.ambiguous.insert(k);
+                }
+                // Two Gemini calls under one key with different signatures: which one a request
+                // means cannot be told, so neither is given back.
+                Some(old) if is_gemini => {
+                    let theirs = self.wire.get(&old).and_then(|(_, r)| sig(r));
+                    let ours = sig(&record);
+                    if ours.is_some() && ours == theirs {
+                        self.by_wire.insert(k, slot);
+                    } else {
+                        self.by_wire.remove(&k);
+                        self.ambiguous.insert(k);
+                    }
+                }
+                None if is_gemini && sig(&record).is_none() => {
                     self.ambiguous.insert(k);
                 }
                 _ => {
@@ -518,6 +541,43 @@ impl TurnStore {
             Some(WireRecord::Responses(items)) => Some(items),
             _ => None,
         }
+    }
+
+    /// The `thoughtSignature` (JSON text, a string, as Gemini sent it) of the recorded
+    /// `functionCall` a request's call is a copy of: found by its `id`, else by its name and
+    /// arguments (`args`: the JSON text of `functionCall.args`, `None` when absent), as
+    /// [`crate::wire_turn::GeminiRecord`] explains. `None` when the store has no such call,
+    /// or when its key is ambiguous (two recorded calls under it with different signatures):
+    /// an ambiguous id is not passed over for the name key.
+    pub fn gemini_signature(
+        &self,
+        id: Option<&str>,
+        name: &str,
+        args: Option<&str>,
+    ) -> Option<&str> {
+        for k in gemini_call_keys(id, name, args) {
+            if self.ambiguous.contains(&k) {
+                return None;
+            }
+            if let Some(WireRecord::Gemini(g)) = self.wire_get(&k) {
+                return g.signature(&k);
+            }
+        }
+        None
+    }
+
+    /// True when `key` (a namespaced key of [`WireTurn::keys`]) names no turn because two
+    /// recorded turns share it (a visible text; a Gemini call with different signatures).
+    pub fn is_ambiguous(&self, key: &str) -> bool {
+        self.ambiguous.contains(key)
+    }
+
+    /// Makes `key` name no turn, now and for turns added later: for a store assembled for one
+    /// request from a shared store in which `key` is ambiguous ([`TurnStore::is_ambiguous`]),
+    /// so that a turn copied over for another key is not found by this one.
+    pub fn mark_ambiguous(&mut self, key: &str) {
+        self.by_wire.remove(key);
+        self.ambiguous.insert(key.to_owned());
     }
 
     /// The stored Converse turn that made the tool call `tool_use_id`.
@@ -833,6 +893,153 @@ data: {\"type\":\"message_stop\"}\n\n";
         assert!(small.chat_turn(&["call_1"], None).is_none());
         assert!(small.chat_turn(&["call_5"], None).is_some());
         assert!(small.add_any_response(r#"{"messages":[]}"#).is_err());
+    }
+
+    /// A Gemini 3 response in the shape of real-traffic/gemini/fantasy-*-multi_tool__0 (signatures
+    /// shortened): two parallel calls with ids, the first signed.
+    const GEMINI_JSON: &str = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"add","args":{"b":3,"a":2},"id":"wxvlv0tv"},"thoughtSignature":"Es8KCswKAb4+"},{"functionCall":{"name":"multiply","args":{"b":3,"a":2},"id":"75p2opbh"}}],"role":"model"},"finishReason":"STOP","index":0}],"modelVersion":"gemini-3.1-pro-preview","responseId":"NQCzaa"}"#;
+
+    /// A Gemini stream as real-traffic/gemini/pydantic-ai-*-streaming_tool_call_thought_signature__0
+    /// sends it (no call id; the signature on the call; a last chunk with `finishReason`).
+    fn gemini_stream(finish: bool) -> String {
+        let mut s = String::from(
+            "data: {\"candidates\": [{\"content\": {\"parts\": [{\"functionCall\": {\"name\": \"get_country\",\"args\": {}},\"thoughtSignature\": \"EpwICpkIAXLI\"}],\"role\": \"model\"},\"index\": 0}],\"modelVersion\": \"gemini-3-pro-preview\",\"responseId\": \"r1\"}\r\n\r\n",
+        );
+        if finish {
+            s.push_str("data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"\"}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"responseId\": \"r1\"}\r\n\r\n");
+        }
+        s
+    }
+
+    #[test]
+    fn a_gemini_response_is_recorded_and_its_signed_call_found_by_id() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let mut s = TurnStore::open(dir.path()).expect("open");
+            let r = s.add_any_response(GEMINI_JSON).expect("gemini");
+            assert_eq!(
+                r,
+                Recorded {
+                    family: WireFamily::Gemini,
+                    response_id: Some("NQCzaa".to_owned())
+                }
+            );
+        }
+        // Persisted: found again after a reopen.
+        let s = TurnStore::open(dir.path()).expect("reopen");
+        assert_eq!((s.len(), s.problems.len()), (1, 0), "{:?}", s.problems);
+        let turn = s.wire_turn("gemini:id:wxvlv0tv").expect("by id");
+        assert_eq!(turn.model.as_deref(), Some("gemini-3.1-pro-preview"));
+        assert_eq!(
+            turn.raw,
+            r#"{"parts":[{"functionCall":{"name":"add","args":{"b":3,"a":2},"id":"wxvlv0tv"},"thoughtSignature":"Es8KCswKAb4+"},{"functionCall":{"name":"multiply","args":{"b":3,"a":2},"id":"75p2opbh"}}],"role":"model"}"#
+        );
+        let add = Some(r#"{"a":2,"b":3}"#);
+        assert_eq!(
+            s.gemini_signature(Some("wxvlv0tv"), "add", add),
+            Some("\"Es8KCswKAb4+\"")
+        );
+        // A call with an id is found by its id only, not by name and arguments.
+        assert_eq!(s.gemini_signature(None, "add", add), None);
+        assert_eq!(s.gemini_signature(Some("other"), "add", add), None);
+        // The unsigned parallel call has nothing to give back.
+        assert_eq!(s.gemini_signature(Some("75p2opbh"), "multiply", add), None);
+        assert!(s.wire_turn("gemini:id:75p2opbh").is_none());
+    }
+
+    #[test]
+    fn a_complete_gemini_stream_is_recorded_and_a_cut_one_is_not() {
+        let mut s = TurnStore::in_memory();
+        let e = s
+            .add_any_response(&gemini_stream(false))
+            .expect_err("no finishReason");
+        assert!(e.to_string().contains("finishReason"), "{e}");
+        assert_eq!(s.len(), 0);
+        let r = s.add_any_response(&gemini_stream(true)).expect("whole");
+        assert_eq!(r.family, WireFamily::Gemini);
+        assert_eq!(r.response_id.as_deref(), Some("r1"));
+        assert_eq!(s.len(), 1);
+        // No id: found by name and arguments, absent `args` counted as `{}`; any id the
+        // client gave the call (pydantic-ai's own) is not in the store, so the name key serves.
+        for (id, args) in [
+            (None, Some("{}")),
+            (None, Some(" { } ")),
+            (None, None),
+            (Some("pyd_ai_29bf"), Some("{}")),
+        ] {
+            assert_eq!(
+                s.gemini_signature(id, "get_country", args),
+                Some("\"EpwICpkIAXLI\""),
+                "{id:?} {args:?}"
+            );
+        }
+        assert_eq!(
+            s.gemini_signature(None, "get_country", Some(r#"{"a":1}"#)),
+            None
+        );
+        assert_eq!(s.gemini_signature(None, "get_city", Some("{}")), None);
+        let turn = s
+            .wire_turn(&gemini_call_keys(None, "get_country", Some("{}"))[0])
+            .expect("turn");
+        assert_eq!(
+            turn.raw,
+            r#"{"parts":[{"functionCall": {"name": "get_country","args": {}},"thoughtSignature": "EpwICpkIAXLI"},{"text": ""}],"role":"model"}"#
+        );
+        // An error event, or nothing after the first chunk, records nothing.
+        let failed = format!(
+            "{}data: {{\"error\":{{\"code\":503,\"message\":\"overloaded\"}}}}\n\n",
+            gemini_stream(false)
+        );
+        assert!(TurnStore::in_memory().add_any_response(&failed).is_err());
+    }
+
+    #[test]
+    fn a_gemini_call_key_with_two_signatures_restores_nothing() {
+        let resp = |sig: &str| {
+            format!(
+                r#"{{"candidates":[{{"content":{{"parts":[{{"functionCall":{{"name":"generate_topic","args":{{}}}},"thoughtSignature":"{sig}"}}],"role":"model"}},"finishReason":"STOP"}}]}}"#
+            )
+        };
+        let mut s = TurnStore::in_memory();
+        s.add_any_response(&resp("Es8FCswF")).expect("first");
+        assert_eq!(
+            s.gemini_signature(None, "generate_topic", Some("{}")),
+            Some("\"Es8FCswF\"")
+        );
+        // The same call and signature again (another response): still one answer.
+        let again = resp("Es8FCswF").replace("\"STOP\"", "\"STOP\",\"index\":0");
+        s.add_any_response(&again).expect("again");
+        assert_eq!(
+            s.gemini_signature(None, "generate_topic", Some("{}")),
+            Some("\"Es8FCswF\"")
+        );
+        // Another signature under the same name and arguments: which call a request means
+        // cannot be told.
+        s.add_any_response(&resp("EtkBCtYB")).expect("second");
+        assert_eq!(s.gemini_signature(None, "generate_topic", Some("{}")), None);
+        let key = &gemini_call_keys(None, "generate_topic", Some("{}"))[0];
+        assert!(s.is_ambiguous(key));
+        assert!(s.wire_turn(key).is_none());
+        // And stays so when a third turn brings one of them back.
+        s.add_any_response(&resp("Es8FCswF").replace("STOP", "MAX_TOKENS"))
+            .expect("third");
+        assert_eq!(s.gemini_signature(None, "generate_topic", Some("{}")), None);
+        // Within one response too.
+        let two = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"x":1},"id":"a"},"thoughtSignature":"c2ln"},{"functionCall":{"name":"f","args":{"x":1},"id":"a"},"thoughtSignature":"b3RoZXI="}],"role":"model"},"finishReason":"STOP"}]}"#;
+        let mut s = TurnStore::in_memory();
+        s.add_any_response(two).expect("two");
+        assert_eq!(s.gemini_signature(Some("a"), "f", Some(r#"{"x":1}"#)), None);
+        // A store assembled for one request keeps a key the shared store found ambiguous.
+        let mut small = TurnStore::in_memory();
+        small.mark_ambiguous("gemini:id:a");
+        small.insert_wire(
+            WireTurn::from_response(
+                &two.replace(",\"thoughtSignature\":\"b3RoZXI=\"", ""),
+                WireFamily::Gemini,
+            )
+            .expect("turn"),
+        );
+        assert_eq!(small.gemini_signature(Some("a"), "f", None), None);
     }
 
     #[test]

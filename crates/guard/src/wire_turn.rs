@@ -1,15 +1,18 @@
-//! The wire families' turns: the reasoning an OpenAI Chat, OpenAI Responses or Bedrock Converse
-//! response carried, kept as the provider sent it so a later request that lost it can get it
+//! The wire families' turns: the reasoning an OpenAI Chat, OpenAI Responses, Bedrock Converse or
+//! Gemini `generateContent` response carried, kept as the provider sent it so a later request that lost it can get it
 //! back (api-rules-reasoning-2026-11.md §10.2: "the raw reasoning fields verbatim ... This
 //! includes empty strings: store `""`, not absent").
 //!
 //! A [`WireTurn`] holds one JSON text in the shape the family's request reader takes for one
 //! item: Chat, the assistant message object (`choices[0].message`); Responses, the `output`
-//! array; Converse, the assistant message (`output.message`). A JSON response's text is its
+//! array; Converse, the assistant message (`output.message`); Gemini, the first candidate's
+//! `content` (its `functionCall` parts' `thoughtSignature`s are what it gives back, found as
+//! [`GeminiRecord`] says). A JSON response's text is its
 //! bytes as they arrived; a stream's is assembled from its events (Chat: `delta.content`,
 //! `delta.reasoning_content`, `delta.reasoning`, `delta.reasoning_details`, `delta.tool_calls`;
-//! Responses: `response.completed`'s `output`, else each `response.output_item.done` item). A
-//! stream that did not finish (no `finish_reason`, no `response.completed`, an error event)
+//! Responses: `response.completed`'s `output`, else each `response.output_item.done` item;
+//! Gemini: candidate 0's parts, chunk after chunk). A stream that did not finish (no
+//! `finish_reason`, no `response.completed`, no Gemini `finishReason`, an error event)
 //! records nothing: a truncated reasoning text restored later would be one the provider never
 //! sent.
 
@@ -33,6 +36,8 @@ pub enum WireFamily {
     Responses,
     /// Bedrock Converse.
     Converse,
+    /// Gemini `generateContent` / `streamGenerateContent`.
+    Gemini,
 }
 
 impl WireFamily {
@@ -43,6 +48,7 @@ impl WireFamily {
             WireFamily::Chat => "Chat Completions",
             WireFamily::Responses => "Responses",
             WireFamily::Converse => "Converse",
+            WireFamily::Gemini => "Gemini generateContent",
         }
     }
 }
@@ -56,8 +62,9 @@ pub struct WireTurn {
     pub response_id: Option<String>,
     /// The model that produced it.
     pub model: Option<String>,
-    /// Chat and Converse: the assistant message object; Responses: the `output` array. JSON
-    /// text as the provider sent it (a stream: assembled).
+    /// Chat and Converse: the assistant message object; Responses: the `output` array; Gemini:
+    /// the first candidate's `content` (`{"parts":[...],"role":"model"}`). JSON text as the
+    /// provider sent it (a stream: assembled).
     pub raw: String,
 }
 
@@ -120,6 +127,8 @@ pub enum WireRecord {
     Responses(Vec<ResponsesItem>),
     /// A Converse assistant message.
     Converse(ConverseRecord),
+    /// A Gemini model content.
+    Gemini(GeminiRecord),
 }
 
 impl ResponsesItemsExt for [ResponsesItem] {
@@ -172,6 +181,9 @@ impl WireTurn {
             WireFamily::Converse => converse_record(&self.raw)
                 .map(WireRecord::Converse)
                 .map_err(bad),
+            WireFamily::Gemini => gemini_record(&self.raw)
+                .map(WireRecord::Gemini)
+                .map_err(bad),
             WireFamily::Anthropic => Err(StoreError::NotAResponse(
                 "an Anthropic turn is a StoredTurn".to_owned(),
             )),
@@ -180,7 +192,9 @@ impl WireTurn {
 
     /// The keys this turn is found by, namespaced by family (`chat:call:<id>`,
     /// `chat:text:<hash>`, `responses:id:<id>`, `responses:call:<call_id>`,
-    /// `converse:tool:<id>`). Text keys are the ones a store drops when two turns share them.
+    /// `converse:tool:<id>`, `gemini:id:<id>`, `gemini:call:<hash>`, see [`gemini_call_keys`]).
+    /// Text keys are the ones a store drops when two turns share them; a Gemini key, when two
+    /// turns hold different signatures under it.
     pub fn keys(record: &WireRecord) -> Vec<String> {
         let mut k = Vec::new();
         match record {
@@ -209,6 +223,14 @@ impl WireTurn {
                     k.push(format!("converse:tool:{id}"));
                 }
             }
+            WireRecord::Gemini(g) => {
+                for call in g.calls.iter().filter(|c| c.thought_signature.is_some()) {
+                    let key = call.key();
+                    if !k.contains(&key) {
+                        k.push(key);
+                    }
+                }
+            }
         }
         k
     }
@@ -229,6 +251,8 @@ impl WireTurn {
                 "a ConverseStream is a binary event stream; record the assembled Converse response"
                     .to_owned(),
             )),
+            (WireFamily::Gemini, false) => gemini_json(body),
+            (WireFamily::Gemini, true) => gemini_stream(body),
             (WireFamily::Anthropic, _) => Err(StoreError::NotAResponse(
                 "an Anthropic response is a StoredTurn".to_owned(),
             )),
@@ -252,8 +276,9 @@ fn not(msg: impl Into<String>) -> StoreError {
     StoreError::NotAResponse(msg.into())
 }
 
-/// The family of a response body: Anthropic Messages, Chat, Responses or Converse, as JSON or as
-/// an event stream. `None` when it is none of them.
+/// The family of a response body: Anthropic Messages, Chat, Responses, Converse or Gemini, as
+/// JSON or as an event stream (Gemini also as the JSON array `streamGenerateContent` sends
+/// without `alt=sse`). `None` when it is none of them.
 pub fn response_family(body: &str) -> Option<WireFamily> {
     if looks_like_stream(body) {
         for line in body.lines() {
@@ -267,10 +292,14 @@ pub fn response_family(body: &str) -> Option<WireFamily> {
                 kind: Option<String>,
                 choices: Option<serde::de::IgnoredAny>,
                 object: Option<String>,
+                candidates: Option<serde::de::IgnoredAny>,
             }
             let Ok(ev) = serde_json::from_str::<Ev>(data) else {
                 continue;
             };
+            if ev.candidates.is_some() {
+                return Some(WireFamily::Gemini);
+            }
             if ev.choices.is_some() || ev.object.as_deref() == Some("chat.completion.chunk") {
                 return Some(WireFamily::Chat);
             }
@@ -292,8 +321,18 @@ pub fn response_family(body: &str) -> Option<WireFamily> {
         choices: Option<serde::de::IgnoredAny>,
         #[serde(borrow)]
         output: Option<&'a RawValue>,
+        candidates: Option<serde::de::IgnoredAny>,
+    }
+    if body.trim_start().starts_with('[') {
+        // `streamGenerateContent` without `alt=sse`: a JSON array of Gemini chunks.
+        let chunks: Vec<&RawValue> = serde_json::from_str(body).ok()?;
+        let first: Top<'_> = serde_json::from_str(chunks.first()?.get()).ok()?;
+        return first.candidates.is_some().then_some(WireFamily::Gemini);
     }
     let top: Top<'_> = serde_json::from_str(body).ok()?;
+    if top.candidates.is_some() {
+        return Some(WireFamily::Gemini);
+    }
     if top.choices.is_some() {
         return Some(WireFamily::Chat);
     }
@@ -766,6 +805,335 @@ fn converse_json(body: &str) -> Result<WireTurn, StoreError> {
     })
 }
 
+// ---- Gemini -----------------------------------------------------------------------------------
+
+/// What a stored Gemini turn carries: its `functionCall` parts, in order.
+///
+/// **How a call is found again (the key).** A later request is matched to a recorded call by
+/// what survives a client's round trip, decided from the recorded traffic in
+/// `real-traffic/gemini/`:
+///
+/// - Gemini 3 responses give each `functionCall` an `id` (`"1wzw08fx"`), and clients that got
+///   one send it back unchanged (fantasy, pydantic-ai): a recorded call with an `id` is found by
+///   that id only (`gemini:id:<id>`). It is not also filed under its name and arguments: a
+///   request call with another id is another call, and the same name and arguments recur from
+///   turn to turn (`generate_topic({})` four times in one pydantic-ai session, each with its own
+///   signature).
+/// - Responses without ids (Gemini 2.5, and some Gemini 3 traffic) leave clients to send no id
+///   (mirascope) or one of their own (pydantic-ai's `pyd_ai_…`): such a call is found by its
+///   name and its arguments in canonical JSON (`gemini:call:<hash>`, [`canonical_json`]: keys
+///   sorted at every depth, no whitespace), since clients re-serialise `args` in another key
+///   order (`{"b":3,"a":2}` came back as `{"a":2,"b":3}`). Absent `args` counts as `{}`: both
+///   are the empty `Struct` of Google's schema.
+///
+/// A request call is looked up by its id first, then by its name and arguments
+/// ([`gemini_call_keys`]). Two recorded calls under one key with different signatures (in one
+/// response or in two) make that key ambiguous: the store then finds nothing by it, and a rule
+/// falls back to what it does without a store. Calls without a signature (the parallel calls
+/// after the first, GM-02) are kept in the record but filed under no key: they have nothing to
+/// give back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GeminiRecord {
+    /// The `functionCall` parts, in order.
+    pub calls: Vec<GeminiCallRecord>,
+}
+
+/// A `functionCall` part of a stored Gemini turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GeminiCallRecord {
+    /// `functionCall.id`, when the response gave one.
+    pub id: Option<String>,
+    /// `functionCall.name`.
+    pub name: String,
+    /// `functionCall.args` in canonical JSON ([`canonical_json`]); `{}` when absent.
+    pub args: String,
+    /// The part's `thoughtSignature`, JSON text as the provider sent it (a string), when it has
+    /// one.
+    pub thought_signature: Option<String>,
+}
+
+impl GeminiCallRecord {
+    /// The key this call is filed under ([`GeminiRecord`] says why).
+    pub fn key(&self) -> String {
+        match &self.id {
+            Some(id) => format!("gemini:id:{id}"),
+            None => gemini_args_key(&self.name, &self.args),
+        }
+    }
+}
+
+impl GeminiRecord {
+    /// The signature (JSON text) recorded under `key`, when exactly one distinct signature is:
+    /// `None` when no signed call has that key, or when two have it with different signatures.
+    pub fn signature(&self, key: &str) -> Option<&str> {
+        let mut found: Option<&str> = None;
+        for c in &self.calls {
+            let Some(sig) = c.thought_signature.as_deref() else {
+                continue;
+            };
+            if c.key() != key {
+                continue;
+            }
+            match found {
+                Some(f) if f != sig => return None,
+                _ => found = Some(sig),
+            }
+        }
+        found
+    }
+}
+
+/// The key of a call found by its name and canonical arguments.
+fn gemini_args_key(name: &str, canonical_args: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(name.as_bytes());
+    h.update([0x1f]);
+    h.update(canonical_args.as_bytes());
+    let hex: String = h
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("gemini:call:{hex}")
+}
+
+/// The keys a request's `functionCall` is looked up by, best first: its `id` (when it has one),
+/// then its name and arguments (`args`: the JSON text of `functionCall.args`, `None` when
+/// absent). See [`GeminiRecord`] for why. Arguments that are not JSON give no name key.
+pub fn gemini_call_keys(id: Option<&str>, name: &str, args: Option<&str>) -> Vec<String> {
+    let mut keys = Vec::with_capacity(2);
+    if let Some(id) = id {
+        keys.push(format!("gemini:id:{id}"));
+    }
+    if let Some(canon) = canonical_args(args) {
+        keys.push(gemini_args_key(name, &canon));
+    }
+    keys
+}
+
+/// `args` in canonical JSON, absent counted as `{}`; `None` when it is not JSON.
+fn canonical_args(args: Option<&str>) -> Option<String> {
+    match args {
+        None => Some("{}".to_owned()),
+        Some(a) => canonical_json(a),
+    }
+}
+
+/// `json` written canonically: object keys sorted (by their UTF-8 bytes) at every depth, no
+/// whitespace, strings and numbers as `serde_json` writes them. `None` when `json` is not JSON.
+pub fn canonical_json(json: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let mut out = String::with_capacity(json.len());
+    write_canonical(&v, &mut out);
+    Some(out)
+}
+
+fn write_canonical(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::Object(m) => {
+            // Sorted here whatever map serde_json was built with (`preserve_order` keeps
+            // insertion order).
+            let mut entries: Vec<(&String, &serde_json::Value)> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (n, (k, val)) in entries.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                write_string(out, k);
+                out.push(':');
+                write_canonical(val, out);
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(a) => {
+            out.push('[');
+            for (n, val) in a.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                write_canonical(val, out);
+            }
+            out.push(']');
+        }
+        serde_json::Value::String(s) => write_string(out, s),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct GeminiContent<'a> {
+    #[serde(borrow, default)]
+    parts: Vec<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct GeminiPart<'a> {
+    #[serde(rename = "functionCall", alias = "function_call", borrow)]
+    function_call: Option<GeminiCall<'a>>,
+    #[serde(rename = "thoughtSignature", alias = "thought_signature", borrow)]
+    thought_signature: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct GeminiCall<'a> {
+    id: Option<String>,
+    name: Option<String>,
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
+}
+
+fn gemini_record(raw: &str) -> Result<GeminiRecord, serde_json::Error> {
+    let content: GeminiContent<'_> = serde_json::from_str(raw)?;
+    let mut rec = GeminiRecord::default();
+    for p in content.parts {
+        let part: GeminiPart<'_> = serde_json::from_str(p.get())?;
+        let Some(call) = part.function_call else {
+            continue;
+        };
+        let args = call.args.map(RawValue::get).filter(|a| *a != "null");
+        let Some(args) = canonical_args(args) else {
+            continue;
+        };
+        rec.calls.push(GeminiCallRecord {
+            id: call.id,
+            name: call.name.unwrap_or_default(),
+            args,
+            thought_signature: part
+                .thought_signature
+                .map(RawValue::get)
+                .filter(|s| s.starts_with('"'))
+                .map(str::to_owned),
+        });
+    }
+    Ok(rec)
+}
+
+#[derive(Deserialize)]
+struct GeminiResp<'a> {
+    #[serde(rename = "responseId")]
+    response_id: Option<String>,
+    #[serde(rename = "modelVersion")]
+    model_version: Option<String>,
+    #[serde(borrow, default)]
+    candidates: Vec<GeminiCandidate<'a>>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct GeminiCandidate<'a> {
+    index: Option<u64>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(rename = "finishReason")]
+    finish_reason: Option<String>,
+}
+
+impl<'a> GeminiResp<'a> {
+    /// Candidate 0 (an absent `index` is 0).
+    fn first(&self) -> Option<&GeminiCandidate<'a>> {
+        self.candidates.iter().find(|c| c.index.unwrap_or(0) == 0)
+    }
+}
+
+fn gemini_json(body: &str) -> Result<WireTurn, StoreError> {
+    if body.trim_start().starts_with('[') {
+        // `streamGenerateContent` without `alt=sse`: the chunks as one JSON array.
+        let chunks: Vec<&RawValue> = serde_json::from_str(body).map_err(|e| not(e.to_string()))?;
+        return gemini_chunks(chunks.iter().map(|c| c.get()));
+    }
+    let r: GeminiResp<'_> = serde_json::from_str(body).map_err(|e| not(e.to_string()))?;
+    if let Some(e) = r.error {
+        return Err(not(format!("the response is an error: {}", e.get())));
+    }
+    let c = r
+        .first()
+        .ok_or_else(|| not("a Gemini response without candidates[0]"))?;
+    if c.finish_reason.is_none() {
+        return Err(not(
+            "a Gemini response without a finishReason: a response cut short is not a turn",
+        ));
+    }
+    let content = c
+        .content
+        .ok_or_else(|| not("a Gemini response without candidates[0].content"))?;
+    Ok(WireTurn {
+        family: WireFamily::Gemini,
+        response_id: r.response_id,
+        model: r.model_version,
+        raw: content.get().to_owned(),
+    })
+}
+
+fn gemini_stream(body: &str) -> Result<WireTurn, StoreError> {
+    gemini_chunks(
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim),
+    )
+}
+
+/// Assembles a stream's chunks: the parts of candidate 0, each as it was sent, in the order
+/// sent (text split across chunks stays split: only the calls and their signatures are looked
+/// at). The stream must end with a chunk whose candidate 0 has a `finishReason`, and carry no
+/// `error`.
+fn gemini_chunks<'b>(chunks: impl Iterator<Item = &'b str>) -> Result<WireTurn, StoreError> {
+    let mut parts: Vec<&'b str> = Vec::new();
+    let mut id = None;
+    let mut model = None;
+    let mut role: Option<String> = None;
+    let mut finished = false;
+    #[derive(Deserialize)]
+    struct Role {
+        role: Option<String>,
+    }
+    for data in chunks {
+        let Ok(r) = serde_json::from_str::<GeminiResp<'b>>(data) else {
+            continue;
+        };
+        if let Some(e) = r.error {
+            return Err(not(format!("the stream ended with an error: {}", e.get())));
+        }
+        if finished && r.first().is_some_and(|c| c.content.is_some()) {
+            return Err(not("a Gemini stream with content after its finishReason"));
+        }
+        id = id.or(r.response_id.clone());
+        model = model.or(r.model_version.clone());
+        let Some(c) = r.first() else { continue };
+        if let Some(content) = c.content {
+            let head: GeminiContent<'b> =
+                serde_json::from_str(content.get()).map_err(|e| not(e.to_string()))?;
+            if role.is_none() {
+                role = serde_json::from_str::<Role>(content.get())
+                    .ok()
+                    .and_then(|r| r.role);
+            }
+            parts.extend(head.parts.iter().map(|p| p.get()));
+        }
+        if c.finish_reason.is_some() {
+            finished = true;
+        }
+    }
+    if !finished {
+        return Err(not(
+            "the stream ended before a finishReason: a stream cut short is not a turn",
+        ));
+    }
+    let mut raw = String::from("{\"parts\":[");
+    raw.push_str(&parts.join(","));
+    raw.push_str("],\"role\":");
+    write_string(&mut raw, role.as_deref().unwrap_or("model"));
+    raw.push('}');
+    Ok(WireTurn {
+        family: WireFamily::Gemini,
+        response_id: id,
+        model,
+        raw,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -873,6 +1241,73 @@ mod tests {
             Some(WireFamily::Responses),
             Err("response.failed"),
         );
+    }
+
+    #[test]
+    fn gemini_json_streams_and_chunk_arrays_are_told_and_assembled() {
+        let chunk = |parts: &str, finish: &str| {
+            format!(
+                r#"{{"candidates":[{{"content":{{"parts":[{parts}],"role":"model"}}{finish},"index":0}}],"responseId":"g1"}}"#
+            )
+        };
+        let call =
+            r#"{"functionCall":{"name":"f","args":{"q":"x"},"id":"c1"},"thoughtSignature":"c2ln"}"#;
+        let first = chunk(r#"{"text":"Let me "}"#, "");
+        let second = chunk(&format!(r#"{{"text":"look."}},{call}"#), "");
+        let last = chunk(r#"{"text":""}"#, r#","finishReason":"STOP""#);
+        let whole = format!(
+            r#"{{"parts":[{{"text":"Let me "}},{{"text":"look."}},{call},{{"text":""}}],"role":"model"}}"#
+        );
+        check(
+            &sse(&[&first, &second, &last]),
+            Some(WireFamily::Gemini),
+            Ok(&whole),
+        );
+        check(
+            &sse(&[&first, &second]),
+            Some(WireFamily::Gemini),
+            Err("before a finishReason"),
+        );
+        // `streamGenerateContent` without `alt=sse`: the same chunks as a JSON array.
+        check(
+            &format!("[{first},\n{second},\n{last}]"),
+            Some(WireFamily::Gemini),
+            Ok(&whole),
+        );
+        check(
+            &format!("[{first},{second}]"),
+            Some(WireFamily::Gemini),
+            Err("before a finishReason"),
+        );
+        // A JSON response keeps its content's bytes; without finishReason it is no turn.
+        check(
+            &last,
+            Some(WireFamily::Gemini),
+            Ok(r#"{"parts":[{"text":""}],"role":"model"}"#),
+        );
+        check(&first, Some(WireFamily::Gemini), Err("finishReason"));
+        let t = WireTurn::from_response(&sse(&[&second, &last]), WireFamily::Gemini).expect("turn");
+        let WireRecord::Gemini(g) = t.record().expect("record") else {
+            panic!("a Gemini record");
+        };
+        assert_eq!(
+            g.calls,
+            vec![GeminiCallRecord {
+                id: Some("c1".to_owned()),
+                name: "f".to_owned(),
+                args: r#"{"q":"x"}"#.to_owned(),
+                thought_signature: Some("\"c2ln\"".to_owned()),
+            }]
+        );
+        assert_eq!(
+            WireTurn::keys(&WireRecord::Gemini(g)),
+            vec!["gemini:id:c1".to_owned()]
+        );
+        assert_eq!(
+            canonical_json(r#" {"b": [ {"d":1, "c":"\u00e9"} ], "a": null} "#).as_deref(),
+            Some(r#"{"a":null,"b":[{"c":"é","d":1}]}"#)
+        );
+        assert_eq!(canonical_json("{"), None);
     }
 
     #[test]

@@ -450,6 +450,39 @@ impl<'t, 'a> Fixer<'t, 'a> {
         done
     }
 
+    /// [`Fixer::edit_block`] for a signature put back as the provider sent it (the turn store):
+    /// a Gemini `functionCall` part that lost its `thoughtSignature`, `block` being the part with
+    /// the recorded one. Reported as [`ChangeAction::RestoredField`] at the block's path; the
+    /// guard is told to accept the new bytes.
+    pub fn restore_signature(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        j: usize,
+        block: NewBlock,
+        reason: impl Into<String>,
+    ) -> bool {
+        if !self.repair {
+            return false;
+        }
+        let l = loc(&self.d, i, Some(j));
+        if self.d.remove_block(i, j).is_none() {
+            return false;
+        }
+        let raw = block.json.clone();
+        self.d.insert_block(i, j, DraftBlock::New(Box::new(block)));
+        self.note_edit(i);
+        self.s.restored.push(raw);
+        self.push(
+            rule,
+            ChangeAction::RestoredField,
+            l.path,
+            reason.into(),
+            None,
+        );
+        true
+    }
+
     /// Moves block `from` (message, block) to position `to` (message, block), as one reported
     /// change. Positions are taken after the block left its place.
     pub fn move_block(

@@ -202,6 +202,29 @@ fn wire_wanted(family: Family, text: &str) -> Vec<Vec<String>> {
     wanted
 }
 
+/// The keys the first `functionCall` of each model content of a Gemini request is found by in
+/// the turn store, when it has no `thoughtSignature` (the call GM-01 signs:
+/// [`turnkeeper_guard::gemini_call_keys`], its id, then its name and arguments). A request whose
+/// calls are all signed asks the store nothing.
+fn gemini_wanted(t: &turnkeeper_model::Transcript<'_>) -> Vec<Vec<String>> {
+    (0..t.messages.len())
+        .filter(|&i| t.messages[i].role == Role::Assistant)
+        .filter_map(|i| {
+            t.blocks_of(i)
+                .iter()
+                .find(|b| b.kind() == turnkeeper_model::BlockKind::ToolCall)
+        })
+        .filter(|b| b.signature.is_none())
+        .map(|b| {
+            let id = b.id.map(|s| s.decode(t.src));
+            let name = b.name.map(|s| s.decode(t.src)).unwrap_or_default();
+            let args = b.content.map(|c| c.get(t.src));
+            turnkeeper_guard::gemini_call_keys(id.as_deref(), &name, args)
+        })
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
 /// Counts a lookup's hits and misses (or its failure).
 fn count_lookup(state: &State, route: &'static str, found: &crate::turns::Found) {
     if found.error {
@@ -254,6 +277,13 @@ async fn prepare(
             };
             if route.family == Family::Messages {
                 prepared.store = lookup(state, label, &t).await;
+            } else {
+                let wanted = gemini_wanted(&t);
+                if !wanted.is_empty() {
+                    let found = state.turns.lookup_wire(&wanted).await;
+                    count_lookup(state, label, &found);
+                    prepared.store = found.store;
+                }
             }
             repair(&t, &prepared.options())
         }
@@ -355,12 +385,13 @@ fn upstream_headers(parts: &Parts, extra_betas: &[String], decoded: bool) -> Hea
 }
 
 /// A tee that records the response in the turn store once it is complete (the families the
-/// store reads: Messages, Chat Completions, Responses).
+/// store reads: Messages, Chat Completions, Responses, Gemini).
 fn recorder(state: &Arc<State>, family: Family) -> Option<Tee> {
     match family {
         Family::Messages => {}
-        Family::Chat | Family::Responses => return Some(wire_recorder(state, family)),
-        Family::Gemini => return None,
+        Family::Chat | Family::Responses | Family::Gemini => {
+            return Some(wire_recorder(state, family));
+        }
     }
     let st = state.clone();
     let route = family.label();
@@ -411,16 +442,16 @@ fn recorder(state: &Arc<State>, family: Family) -> Option<Tee> {
     })
 }
 
-/// The tee of a Chat or Responses route: the complete response (JSON, or a stream that
-/// finished: a `finish_reason`, `response.completed`) becomes a [`WireTurn`]; anything less is
-/// counted and dropped.
+/// The tee of a Chat, Responses or Gemini route: the complete response (JSON, or a stream that
+/// finished: a `finish_reason`, `response.completed`, a Gemini `finishReason`) becomes a
+/// [`WireTurn`]; anything less is counted and dropped.
 fn wire_recorder(state: &Arc<State>, family: Family) -> Tee {
     let st = state.clone();
     let route = family.label();
-    let wire = if family == Family::Chat {
-        WireFamily::Chat
-    } else {
-        WireFamily::Responses
+    let wire = match family {
+        Family::Chat => WireFamily::Chat,
+        Family::Gemini => WireFamily::Gemini,
+        _ => WireFamily::Responses,
     };
     Tee {
         limit: state.config.max_body,

@@ -10,13 +10,15 @@
 //! `turnkeeper:v1:tool:<tool_use id>` and `turnkeeper:v1:text:<text hash>` hold the
 //! fingerprint. A reader sees a turn whole or not at all.
 //!
-//! The wire families' turns (Chat Completions, Responses) are found by their namespaced keys
-//! ([`WireTurn::keys`]: `chat:call:<id>`, `chat:text:<hash>`, `responses:id:<id>`,
-//! `responses:call:<call_id>`). In Redis, `turnkeeper:v1:wire:<fingerprint>` holds the
+//! The wire families' turns (Chat Completions, Responses, Gemini) are found by their namespaced
+//! keys ([`WireTurn::keys`]: `chat:call:<id>`, `chat:text:<hash>`, `responses:id:<id>`,
+//! `responses:call:<call_id>`, `gemini:id:<id>`, `gemini:call:<hash>`). A key the shared store
+//! holds as ambiguous stays so in the store assembled for a request
+//! ([`TurnStore::mark_ambiguous`]), so a turn brought over for another key is not found by it. In Redis, `turnkeeper:v1:wire:<fingerprint>` holds the
 //! [`WireTurn`] as JSON and `turnkeeper:v1:wkey:<key>` its fingerprint, written in one
-//! `MULTI`/`EXEC` like an Anthropic turn. A text key two different turns share names neither
-//! (it holds `!`, as the local store forgets it), so a turn is never found by a text that is not
-//! its own alone.
+//! `MULTI`/`EXEC` like an Anthropic turn. A text key, or a Gemini call key, two different turns
+//! share names neither (it holds `!`, as the local store forgets it), so a turn is never found by
+//! a text or a call that is not its own alone.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -162,6 +164,10 @@ impl Turns {
                     return found;
                 };
                 let mut turns: Vec<WireTurn> = Vec::new();
+                for k in wanted.iter().flatten().filter(|k| s.is_ambiguous(k)) {
+                    // Not found by this key here either, whatever turn another key brings over.
+                    found.store.mark_ambiguous(k);
+                }
                 for keys in wanted {
                     match keys.iter().find_map(|k| s.wire_turn(k)) {
                         Some(t) => {
@@ -182,9 +188,12 @@ impl Turns {
             Turns::Redis { conn, .. } => {
                 let mut conn = conn.clone();
                 match redis_lookup_wire(&mut conn, wanted).await {
-                    Ok((turns, hits)) => {
+                    Ok((turns, hits, ambiguous)) => {
                         found.hits = hits;
                         found.misses = wanted.len() as u64 - hits;
+                        for k in &ambiguous {
+                            found.store.mark_ambiguous(k);
+                        }
                         for t in turns {
                             found.store.insert_wire(t);
                         }
@@ -199,7 +208,7 @@ impl Turns {
         found
     }
 
-    /// Records a wire family's turn (Chat Completions, Responses).
+    /// Records a wire family's turn (Chat Completions, Responses, Gemini).
     pub(crate) async fn record_wire(&self, turn: WireTurn) -> Result<(), String> {
         match self {
             Turns::Local(m) => {
@@ -220,8 +229,10 @@ impl Turns {
                     .ignore();
                 for k in &keys {
                     let name = format!("{PREFIX}wkey:{k}");
-                    if k.starts_with("chat:text:") {
-                        // A text another turn already has names neither.
+                    if k.starts_with("chat:text:") || k.starts_with("gemini:") {
+                        // A text another turn already has names neither; so does a Gemini call
+                        // key (stricter than the local store, which keeps a key two turns hold
+                        // with the same signature).
                         pipe.cmd("EVAL")
                             .arg(TEXT_KEY_SCRIPT)
                             .arg(1)
@@ -327,11 +338,12 @@ else redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end \
 return 1";
 
 /// Two round trips, as [`redis_lookup`]: the fingerprints of every key, then the turns. Returns
-/// the distinct turns found and how many entries of `wanted` found one.
+/// the distinct turns found, how many entries of `wanted` found one, and the keys that name
+/// no turn because two turns share them (`!`).
 async fn redis_lookup_wire(
     conn: &mut redis::aio::ConnectionManager,
     wanted: &[Vec<String>],
-) -> redis::RedisResult<(Vec<WireTurn>, u64)> {
+) -> redis::RedisResult<(Vec<WireTurn>, u64, Vec<String>)> {
     let mut names: Vec<String> = Vec::new();
     let mut ranges = Vec::with_capacity(wanted.len());
     for keys in wanted {
@@ -340,9 +352,16 @@ async fn redis_lookup_wire(
         ranges.push(start..names.len());
     }
     if names.is_empty() {
-        return Ok((Vec::new(), 0));
+        return Ok((Vec::new(), 0, Vec::new()));
     }
     let fps: Vec<Option<String>> = conn.mget(&names).await?;
+    let ambiguous: Vec<String> = wanted
+        .iter()
+        .flatten()
+        .zip(&fps)
+        .filter(|(_, fp)| fp.as_deref() == Some("!"))
+        .map(|(k, _)| k.clone())
+        .collect();
     let chosen: Vec<Option<&String>> = ranges
         .iter()
         .map(|r| fps[r.clone()].iter().flatten().find(|fp| *fp != "!"))
@@ -351,7 +370,7 @@ async fn redis_lookup_wire(
     unique.sort_unstable();
     unique.dedup();
     if unique.is_empty() {
-        return Ok((Vec::new(), 0));
+        return Ok((Vec::new(), 0, ambiguous));
     }
     let turn_keys: Vec<String> = unique
         .iter()
@@ -369,7 +388,7 @@ async fn redis_lookup_wire(
                 .is_some_and(|i| parsed[i].is_some())
         })
         .count() as u64;
-    Ok((parsed.into_iter().flatten().collect(), hits))
+    Ok((parsed.into_iter().flatten().collect(), hits, ambiguous))
 }
 
 /// `redis://user:secret@host` with the password hidden.

@@ -248,6 +248,120 @@ async fn an_unsigned_gemini_3_function_call_is_repaired() {
     );
 }
 
+/// The signatures of the `functionCall` parts of `body` (Gemini contents), in order.
+fn call_signatures(body: &[u8]) -> Vec<Option<String>> {
+    let v: Value = serde_json::from_slice(body).expect("json");
+    v["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["parts"].as_array().into_iter().flatten())
+        .filter(|p| p.get("functionCall").is_some())
+        .map(|p| p["thoughtSignature"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A Gemini 3 function call whose signature the client dropped is re-signed from the turn
+/// store: the proxy recorded the response that made the call (a JSON `generateContent` reply,
+/// and an `alt=sse` stream), and the follow-up that lost the signature reaches the upstream with
+/// the signature Gemini sent, not the dummy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_call_that_lost_its_signature_is_re_signed_from_the_store() {
+    let Some((mock, proxy)) = start_all(|_| {}).await else {
+        return;
+    };
+    let b = base(&proxy);
+    let cases = [
+        (
+            "fantasy--TestGoogleCommon-gemini-3-pro-preview-multi_tool__",
+            "generateContent",
+        ),
+        (
+            "fantasy--TestGoogleCommon-gemini-3-pro-preview-multi_tool_streaming__",
+            "streamGenerateContent?alt=sse",
+        ),
+    ];
+    for (n, (stem, method)) in cases.into_iter().enumerate() {
+        let find = |k: usize| {
+            mock.exchanges()
+                .iter()
+                .find(|e| e.family == "gemini" && e.id == format!("{stem}{k}"))
+                .unwrap_or_else(|| panic!("no recorded {stem}{k}"))
+                .clone()
+        };
+        let (first, next) = (find(0), find(1));
+        let path = format!("/v1beta/models/{}:{method}", first.model);
+        // The first request: Gemini answers with a signed call, and the proxy records it.
+        let got = post_to(
+            &b,
+            &path,
+            first.request.clone(),
+            &[("x-mock-reply", &first.id)],
+        )
+        .await;
+        assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+        assert!(
+            got.body == first.response,
+            "{}: the response came back as sent",
+            first.id
+        );
+        // (Each case records two responses: this one, and the follow-up's answer.)
+        eventually("the Gemini response is recorded", || {
+            proxy.metrics().get(
+                "records_total",
+                &[("route", "gemini"), ("result", "stored")],
+            ) == 2 * n as u64 + 1
+        })
+        .await;
+        // The follow-up, with every call's signature dropped by the client.
+        let signed = call_signatures(&next.request);
+        assert!(signed[0].is_some(), "{}: the recording replays it", next.id);
+        let mut body: Value = serde_json::from_slice(&next.request).expect("json");
+        for c in body["contents"].as_array_mut().expect("contents") {
+            for p in c["parts"].as_array_mut().into_iter().flatten() {
+                if p.get("functionCall").is_some()
+                    && let Some(o) = p.as_object_mut()
+                {
+                    o.remove("thoughtSignature");
+                }
+            }
+        }
+        let damaged = body.to_string();
+        let direct = post_to(&mock.url(), &path, damaged.clone(), &[]).await;
+        assert_eq!(direct.status, 400, "{}: the API rejects it", next.id);
+        let got = post_to(&b, &path, damaged, &[("x-mock-reply", &next.id)]).await;
+        assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+        assert_eq!(got.header("x-turnkeeper-repaired"), "GM-01", "{}", next.id);
+        let sent = mock.received().last().expect("sent").clone();
+        // The first call has the signature Gemini sent with it (the one the client had replayed
+        // in the recording); the parallel call after it stays unsigned, as Gemini sent it.
+        assert_eq!(
+            call_signatures(&sent),
+            vec![signed[0].clone(), None],
+            "{}",
+            next.id
+        );
+        let recorded_sig = signed[0].as_deref().expect("signed");
+        assert!(
+            String::from_utf8_lossy(&first.response).contains(recorded_sig),
+            "{}: the signature is the response's own",
+            first.id
+        );
+    }
+    let m = proxy.metrics();
+    assert_eq!(
+        m.get(
+            "store_lookups_total",
+            &[("route", "gemini"), ("result", "hit")]
+        ),
+        2
+    );
+    assert_eq!(
+        m.get("repairs_total", &[("route", "gemini"), ("rule", "GM-01")]),
+        2
+    );
+}
+
 fn gzip(b: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(b).expect("write");

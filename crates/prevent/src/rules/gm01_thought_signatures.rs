@@ -7,12 +7,17 @@
 //! GM-05 (thought-signatures page, ai.google.dev and Vertex; re-checked in
 //! api-rules-2026-11.md §6).
 //!
-//! **Repair.** Where a step's first call never had a signature (history from another provider,
-//! an injected call), the documented dummy `skip_thought_signature_validator` is set on that
-//! first call only (GM-05).
+//! **Repair.** First, the signature Gemini sent with this very call, put back from the turn
+//! store when the store recorded the response (found by the call's `id`, else by its name and
+//! canonical arguments; a key two recorded calls share with different signatures finds nothing:
+//! `turnkeeper_guard::wire_turn::GeminiRecord`), reported as restored. Only where the store does
+//! not have it (the call never had a signature: history from another provider, an injected
+//! call; or its response was not recorded), the documented dummy
+//! `skip_thought_signature_validator` is set on that first call only (GM-05).
 //!
-//! **Why it is safe.** It is the one signature turnkeeper may write, documented for exactly this
-//! case; a real signature is never overwritten, and no thought part is touched.
+//! **Why it is safe.** A restored signature is the provider's own bytes for this call; the dummy
+//! is the one signature turnkeeper may write, documented for exactly this case. A signature the
+//! call carries is never overwritten, and no thought part is touched.
 
 use turnkeeper_model::edit::object;
 use turnkeeper_model::{BlockKind, Format, NewBlock, Role};
@@ -55,6 +60,30 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
             .str(b.block.name)
             .map(|n| n.into_owned())
             .unwrap_or_default();
+        // The part as Gemini sent it: this call with the signature the store recorded for it.
+        let restored = ctx
+            .store
+            .and_then(|s| {
+                let id = b.id();
+                let args = b.block.content.map(|c| c.get(b.src));
+                s.gemini_signature(id.as_deref(), &name, args)
+            })
+            .and_then(|sig| object::set_key(b.raw(), "thoughtSignature", sig))
+            .and_then(|json| NewBlock::new(Format::Gemini, json).ok());
+        if let Some(nb) = restored {
+            f.find(RuleId::Gm01, Severity::Error, i, Some(j),
+                format!("Function call `{name}` in the `{i}.` content block is missing a `thought_signature`."),
+                Some("put back the signature Gemini sent with this call (turn store)"));
+            f.restore_signature(
+                RuleId::Gm01,
+                i,
+                j,
+                nb,
+                "put back the `thoughtSignature` Gemini sent with this call (turn store), which \
+                 the client dropped",
+            );
+            continue;
+        }
         let edited = object::set_key(
             b.raw(),
             "thoughtSignature",
@@ -79,7 +108,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 #[cfg(test)]
 mod tests {
     use crate::Options;
-    use crate::rules::common::testing::{Expect, check_with};
+    use crate::rules::common::testing::{Expect, changes, check_with};
 
     fn gemini() -> Options<'static> {
         Options {
@@ -103,6 +132,85 @@ mod tests {
             Expect {
                 rules: &["GM-01"],
                 after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
+    /// A request whose model content holds `call` (a `functionCall` part), then its answer.
+    fn turn(call: &str) -> String {
+        format!(
+            r#"{{"contents":[{{"role":"user","parts":[{{"text":"weather?"}}]}},{{"role":"model","parts":[{call},{{"functionCall":{{"name":"multiply","args":{{"a":2}},"id":"75p2opbh"}}}}]}},{{"role":"user","parts":[{{"functionResponse":{{"name":"add","id":"wxvlv0tv","response":{{"r":5}}}}}},{{"functionResponse":{{"name":"multiply","id":"75p2opbh","response":{{"r":6}}}}}}]}}]}}"#
+        )
+    }
+
+    /// The store holding the response that made the calls: the first signed (shape of
+    /// real-traffic/gemini/fantasy-*-multi_tool__0, signature shortened).
+    fn store() -> turnkeeper_guard::TurnStore {
+        let mut s = turnkeeper_guard::TurnStore::in_memory();
+        s.add_any_response(r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"add","args":{"b":3,"a":2},"id":"wxvlv0tv"},"thoughtSignature":"Es8KCswKAb4+"},{"functionCall":{"name":"multiply","args":{"a":2},"id":"75p2opbh"}}],"role":"model"},"finishReason":"STOP","index":0}],"responseId":"r1"}"#)
+            .expect("recorded");
+        s
+    }
+
+    #[test]
+    fn a_signature_the_store_recorded_is_put_back_before_any_stand_in() {
+        let store = store();
+        let opts = Options {
+            store: Some(&store),
+            ..gemini()
+        };
+        // The client dropped the signature and re-serialised the arguments in another order.
+        let input = turn(r#"{"functionCall":{"args":{"a":2,"b":3},"id":"wxvlv0tv","name":"add"}}"#);
+        let after = turn(
+            r#"{"functionCall":{"args":{"a":2,"b":3},"id":"wxvlv0tv","name":"add"},"thoughtSignature":"Es8KCswKAb4+"}"#,
+        );
+        check_with(
+            &input,
+            &opts,
+            Expect {
+                rules: &["GM-01"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &opts),
+            ["GM-01 restored_field contents[1].parts[0]"]
+        );
+        // Without the store: the documented dummy, as before.
+        let dummy = turn(
+            r#"{"functionCall":{"args":{"a":2,"b":3},"id":"wxvlv0tv","name":"add"},"thoughtSignature":"skip_thought_signature_validator"}"#,
+        );
+        check_with(
+            &input,
+            &gemini(),
+            Expect {
+                rules: &["GM-01"],
+                after: Some(&dummy),
+                left: &[],
+            },
+        );
+        assert_eq!(
+            changes(&input, &gemini()),
+            ["GM-01 edited_block contents[1].parts[0]"]
+        );
+        // A call the store does not have (another id) gets the dummy; a signed call is left
+        // as it is, even when the store holds another signature for it.
+        let other = input.replace("wxvlv0tv", "zzzzzzzz");
+        assert_eq!(
+            changes(&other, &opts),
+            ["GM-01 edited_block contents[1].parts[0]"]
+        );
+        let signed = turn(
+            r#"{"functionCall":{"args":{"a":2,"b":3},"id":"wxvlv0tv","name":"add"},"thoughtSignature":"b3duIHNpZw=="}"#,
+        );
+        check_with(
+            &signed,
+            &opts,
+            Expect {
+                rules: &[],
+                after: None,
                 left: &[],
             },
         );
