@@ -12,8 +12,8 @@ use crate::fail;
 #[derive(Subcommand, Debug)]
 pub enum StoreCommand {
     /// Record response bodies as they arrived: Anthropic Messages, OpenAI Chat Completions,
-    /// OpenAI Responses (JSON, or the raw SSE stream) and Bedrock Converse (JSON); the family is
-    /// told from each file. A stream cut short is refused.
+    /// OpenAI Responses, Gemini generateContent (JSON, or the raw SSE stream) and Bedrock
+    /// Converse (JSON); the family is told from each file. A stream cut short is refused.
     Add {
         /// The store directory.
         #[arg(long, default_value = ".turnkeeper/store")]

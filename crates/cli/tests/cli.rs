@@ -182,3 +182,55 @@ fn store_add_then_check_restores_an_altered_turn() {
     );
     assert!(stdout(&o).contains(r#"{"type":"thinking","thinking":"why","signature":"EqQBCkYIBxgCKkDv"},{"type":"tool_use""#), "{}", stdout(&o));
 }
+
+/// A Gemini response recorded with `store add`; a follow-up whose first call lost its
+/// `thoughtSignature` gets the one Gemini sent back from the store (GM-01, restored), not the
+/// documented dummy.
+#[test]
+fn store_add_of_a_gemini_response_re_signs_its_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("store");
+    let response = dir.path().join("resp.json");
+    let sig = "CiQBcsjafAbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/AbCdEfGhIjKl==";
+    std::fs::write(&response, format!(r#"{{"candidates":[{{"content":{{"role":"model","parts":[{{"functionCall":{{"id":"call_1","name":"add","args":{{"a":2,"b":3}}}},"thoughtSignature":"{sig}"}}]}},"finishReason":"STOP"}}],"modelVersion":"gemini-3-pro-preview"}}"#)).expect("writes");
+    let o = run(&[
+        "store",
+        "add",
+        "--store",
+        store.to_str().unwrap_or_default(),
+        response.to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let req = dir.path().join("req.json");
+    let body = |signed: &str| {
+        format!(
+            r#"{{"contents":[{{"role":"user","parts":[{{"text":"add 2 and 3"}}]}},{{"role":"model","parts":[{{"functionCall":{{"id":"call_1","name":"add","args":{{"a":2,"b":3}}}}{signed}}}]}},{{"role":"user","parts":[{{"functionResponse":{{"id":"call_1","name":"add","response":{{"result":5}}}}}}]}}]}}"#
+        )
+    };
+    std::fs::write(&req, body("")).expect("writes");
+    let o = run(&[
+        "repair",
+        req.to_str().unwrap_or_default(),
+        "--model",
+        "gemini-3-pro-preview",
+        "--store",
+        store.to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(stdout(&o), body(&format!(r#","thoughtSignature":"{sig}""#)));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("GM-01 restored_field contents[1].parts[0]"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
