@@ -49,7 +49,6 @@ use crate::ctx::Ctx;
 use crate::finding::Severity;
 use crate::fix::Fixer;
 use crate::id::RuleId;
-use crate::rules::common::array_elements;
 
 /// What is wrong with block `b` beyond undefined fields: a missing required field, or a block in
 /// the wrong role.
@@ -188,38 +187,61 @@ struct Nested {
     fields: Vec<(usize, String)>,
 }
 
-/// The problems inside the `content` list of tool result `b`, if it has any.
+/// The problems inside the `content` list of tool result `b`, if it has any. One scan of the
+/// list: each element's span and, for an object, its members' keys and values (the list used
+/// to be scanned four times over, once for the elements and three times per element, which on
+/// a session of list-content tool results cost more than reading the whole body; issue 24).
 fn nested(b: &BlockRef<'_>) -> Option<(String, Nested)> {
+    use turnkeeper_model::json::{Kind, Scanner};
     let content = b.block.content?.get(b.src);
     if !content.trim_start().starts_with('[') || !content.contains("\"type\"") {
         return None;
     }
-    let elements = array_elements(content)?;
     let mut n = Nested {
-        elements,
+        elements: Vec::new(),
         drop: Vec::new(),
         fields: Vec::new(),
     };
-    for (k, sp) in n.elements.iter().enumerate() {
-        let el = sp.get(content);
-        let Some(members) = object::members(el) else {
-            continue;
-        };
-        let ty = object::get(el, "type").and_then(|t| serde_json::from_str::<String>(t).ok());
-        if ty.as_deref() == Some("text") {
-            let blank = object::get(el, "text").is_none_or(blank_string);
-            if blank {
-                n.drop.push(k);
-                continue;
-            }
+    let mut s = Scanner::new(content).ok()?;
+    if s.peek_kind().ok()? != Kind::Array {
+        return None;
+    }
+    // Per member of the current element: its key, and its value's span (in `content`).
+    let mut members: Vec<(turnkeeper_model::json::StrSpan, turnkeeper_model::Span)> = Vec::new();
+    s.array(|s, k| -> turnkeeper_model::json::Result<()> {
+        if s.peek_kind()? != Kind::Object {
+            n.elements.push(s.skip_value()?);
+            return Ok(());
         }
-        for (key, _, _) in &members {
-            let key = key.decode(el);
+        members.clear();
+        let sp = s.object(|s, key| -> turnkeeper_model::json::Result<()> {
+            let v = s.skip_value()?;
+            members.push((key, v));
+            Ok(())
+        })?;
+        n.elements.push(sp);
+        // A member's value by key: the last of a repeated key, as `object::get` has it.
+        let value = |key: &str| {
+            members
+                .iter()
+                .rev()
+                .find(|(k, _)| k.decode(content) == key)
+                .map(|(_, v)| v.get(content))
+        };
+        let ty = value("type").and_then(|t| serde_json::from_str::<String>(t).ok());
+        if ty.as_deref() == Some("text") && value("text").is_none_or(blank_string) {
+            n.drop.push(k);
+            return Ok(());
+        }
+        for (key, _) in &members {
+            let key = key.decode(content);
             if key == "signature" || turnkeeper_model::read::FOREIGN_FIELDS.contains(&&*key) {
                 n.fields.push((k, key.into_owned()));
             }
         }
-    }
+        Ok(())
+    })
+    .ok()?;
     (!n.drop.is_empty() || !n.fields.is_empty()).then(|| (content.to_owned(), n))
 }
 
