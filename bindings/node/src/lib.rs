@@ -830,8 +830,17 @@ pub fn opencode_doctor(
         ..Options::default()
     };
     let before = turnkeeper::opencode::check_session(&session, &opts).map_err(Failure::from)?;
-    let after = turnkeeper::opencode::check_session(&simulate(&session, &planned), &opts)
-        .map_err(Failure::from)?;
+    // With nothing planned the session after the plan is this one: its findings are `before`'s
+    // (the plugin's common case, a valid session, pays for one check, not two).
+    let after = if planned.repairs.is_empty() {
+        None
+    } else {
+        Some(
+            turnkeeper::opencode::check_session(&simulate(&session, &planned), &opts)
+                .map_err(Failure::from)?,
+        )
+    };
+    let left = after.as_ref().map_or(&before.findings, |a| &a.findings);
     let repairs: Vec<Value> = planned
         .repairs
         .iter()
@@ -861,6 +870,6 @@ pub fn opencode_doctor(
         "findings": value(&before.findings)?,
         "repairs": repairs,
         "left_alone": planned.left_alone,
-        "findings_left": value(&after.findings)?,
+        "findings_left": value(left)?,
     }))
 }
