@@ -672,6 +672,7 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     }
     let mut text: Option<StrSpan> = None;
     let mut thinking: Option<StrSpan> = None;
+    let mut nested_clean: Option<bool> = None;
     b.span = s.object(|s, key| -> R<()> {
         let k = key.raw(src);
         let k: Cow<'_, str> = if key.escaped {
@@ -698,18 +699,24 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
                 b.foreign_key = Some(key);
                 s.skip_value()?;
             }
-            "content" | "input" => {
-                if s.peek_kind()? == Kind::String {
+            "content" | "input" => match s.peek_kind()? {
+                Kind::String => {
                     let st = s.string()?;
                     b.content_str = Some(st);
                     b.content = Some(Span::new(
                         st.span.start as usize - 1,
                         st.span.end as usize + 1,
                     ));
-                } else {
+                }
+                Kind::Array => {
+                    let (span, clean) = content_list(s).map_err(|e| ReadErr::from(e).at_key(&k))?;
+                    b.content = Some(span);
+                    nested_clean = Some(clean);
+                }
+                _ => {
                     b.content = Some(s.skip_value().map_err(|e| ReadErr::from(e).at_key(&k))?);
                 }
-            }
+            },
             _ => {
                 s.skip_value().map_err(|e| ReadErr::from(e).at_key(&k))?;
             }
@@ -728,7 +735,63 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     };
     // Worked out now, while the block's strings are still in cache.
     b.facts = b.worked_out_facts(src);
+    b.facts.nested_clean = nested_clean;
     Ok(())
+}
+
+/// Reads a block's `content` list (as `skip_value` would, in the same one pass) and says
+/// whether it is clean for AN-06 ([`crate::view::Facts::nested_clean`]): no `text` element
+/// whose text is missing or may be blank, no element with `signature` or a field another SDK
+/// leaves. Conservative: an escaped key or `type`, or a text of whitespace and escapes, counts
+/// as not clean, and the rule reads the list itself.
+fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool)> {
+    let src = s.src();
+    let mut clean = true;
+    let span = s.array(|s, _| -> crate::json::Result<()> {
+        if s.peek_kind()? != Kind::Object {
+            s.skip_value()?;
+            return Ok(());
+        }
+        let mut is_text = false;
+        let mut text: Option<Span> = None;
+        s.object(|s, key| -> crate::json::Result<()> {
+            let v = s.skip_value()?;
+            if key.escaped {
+                clean = false;
+                return Ok(());
+            }
+            match key.raw(src) {
+                "type" => {
+                    let raw = v.get(src);
+                    is_text = raw == "\"text\"";
+                    if raw.contains('\\') {
+                        clean = false;
+                    }
+                }
+                "text" => text = Some(v),
+                "signature" => clean = false,
+                k if FOREIGN_FIELDS.contains(&k) => clean = false,
+                _ => {}
+            }
+            Ok(())
+        })?;
+        if is_text && text.is_none_or(|t| may_be_blank(t.get(src))) {
+            clean = false;
+        }
+        Ok(())
+    })?;
+    Ok((span, clean))
+}
+
+/// Whether the JSON value `v` (as written) may be a blank text: not a string, or a string of
+/// whitespace, escapes and non-ASCII bytes only (which one look at the bytes tells).
+fn may_be_blank(v: &str) -> bool {
+    let Some(inner) = v.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
+        return true;
+    };
+    inner.bytes().all(|c| {
+        c >= 0x80 || c.is_ascii_whitespace() || c.is_ascii_hexdigit() || b"\\ntru".contains(&c)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1172,4 +1235,47 @@ fn fill_opencode_part(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
             .unwrap_or(BlockKind::Other),
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the reader says of a tool result's content list: clean only when AN-06 has nothing
+    /// to look for in it.
+    fn clean(list: &str) -> Option<bool> {
+        let body = format!(
+            r#"{{"model":"m","messages":[{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":{list}}}]}}]}}"#
+        );
+        let t = read(&body, FormatHint::Auto).expect("reads");
+        t.blocks[0].facts.nested_clean
+    }
+
+    #[test]
+    fn a_tool_results_list_is_judged_while_it_is_read() {
+        let img =
+            r#"{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}"#;
+        assert_eq!(clean(r#"[{"type":"text","text":"ok"}]"#), Some(true));
+        assert_eq!(
+            clean(&format!(r#"[{img},{{"text":"x y","type":"text"}}]"#)),
+            Some(true)
+        );
+        assert_eq!(clean("[]"), Some(true));
+        assert_eq!(clean(r#""a string""#), None);
+        assert_eq!(clean(r#"[{"type":"text","text":" \n"}]"#), Some(false));
+        assert_eq!(clean(r#"[{"type":"text","text":"\u00a0"}]"#), Some(false));
+        assert_eq!(clean(r#"[{"type":"text"}]"#), Some(false));
+        assert_eq!(clean(r#"[{"type":"text","text":null}]"#), Some(false));
+        assert_eq!(clean(r#"[{"type":"text","text":"é"}]"#), Some(false));
+        assert_eq!(
+            clean(r#"[{"type":"text","text":"ok","signature":"x"}]"#),
+            Some(false)
+        );
+        assert_eq!(
+            clean(r#"[{"type":"text","text":"ok","providerOptions":{}}]"#),
+            Some(false)
+        );
+        assert_eq!(clean(r#"[{"type":"te\u0078t","text":"ok"}]"#), Some(false));
+        assert_eq!(clean(r#"[{"typ\u0065":"text","text":"ok"}]"#), Some(false));
+    }
 }

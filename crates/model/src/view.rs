@@ -239,6 +239,11 @@ pub struct Facts {
     /// For a thinking or redacted thinking block: its `signature` or `data` has no escapes, at
     /// least 8 bytes, and only base64 bytes ([`crate::json::is_base64`]).
     pub signature_base64: Option<bool>,
+    /// For a block whose `content` is a list: `true` when no element of it can be what AN-06
+    /// looks for inside a tool result (a `text` element whose text may be blank or is missing,
+    /// an element carrying `signature` or a field another SDK leaves); `false` when one may be
+    /// (the rule then reads the list itself).
+    pub nested_clean: Option<bool>,
 }
 
 /// One content block (or Gemini part, or OpenCode part), as spans into its source text.

@@ -193,6 +193,10 @@ struct Nested {
 /// a session of list-content tool results cost more than reading the whole body; issue 24).
 fn nested(b: &BlockRef<'_>) -> Option<(String, Nested)> {
     use turnkeeper_model::json::{Kind, Scanner};
+    // The reader looked at the list while it read it: a clean one needs no second look.
+    if b.block.facts.nested_clean == Some(true) {
+        return None;
+    }
     let content = b.block.content?.get(b.src);
     if !content.trim_start().starts_with('[') || !content.contains("\"type\"") {
         return None;
