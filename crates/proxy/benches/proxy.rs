@@ -528,12 +528,19 @@ async fn streams(mock: &Mock, family: Family, smoke: bool) {
     let secs = t.elapsed().as_secs_f64();
     mock.clear_received();
     println!(
-        "| concurrent streams | streams | wall | throughput | proxy RSS before | proxy RSS after | proxy peak RSS |"
+        "| concurrent streams | streams | recorded stream | wall | throughput | proxy RSS before | proxy RSS after | proxy peak RSS |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let events = case
+        .stream_reply
+        .response
+        .split(|&b| b == b'\n')
+        .filter(|l| l.starts_with(b"data:"))
+        .count();
     println!(
-        "| {width} | {} | {secs:.2} s | {:.0} streams/s | {} KiB | {} KiB | {} KiB |",
+        "| {width} | {} | {events} events, {} bytes | {secs:.2} s | {:.0} streams/s | {} KiB | {} KiB | {} KiB |",
         rounds * width,
+        case.stream_reply.response.len(),
         f64::from(rounds * width) / secs,
         rss0,
         proxy.rss_kib(),
