@@ -4,15 +4,28 @@
 //! front of the mock upstream of the tests (`tests/support/mock.rs`, replaying real recorded
 //! responses from `../shared/real-traffic`), so its memory and file handles are its own.
 //!
+//! Each of the four routes is measured the same way (`--family anthropic|chat|responses|gemini|all`,
+//! default `all`, one table per family): Anthropic `/v1/messages`, Chat `/v1/chat/completions`
+//! and Responses `/v1/responses` (the proxy's `--upstream-openai`), Gemini
+//! `/v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`
+//! (`--upstream-gemini`), all three upstreams the mock.
+//!
 //! - `latency`: sequential requests of about 10 KB and 1 MB, each sent straight to the mock and
-//!   through the proxy, alternately; prints p50 and p99 of both and of the difference.
+//!   through the proxy, alternately; prints p50 and p99 of both and of the difference. Each
+//!   request is a real recorded one whose conversation is grown to the size (Anthropic: text
+//!   turns after a signed thinking + tool turn the mock issued; the others: earlier turns before
+//!   a recorded follow-up that carries its reasoning, `reasoning_content`, reasoning items with
+//!   `encrypted_content`, a signed `functionCall`), so it stays valid: before timing, one is sent
+//!   through the proxy and must reach the mock byte-identical, unrepaired.
 //! - `streams`: 100 concurrent streaming requests, repeated; prints throughput and the proxy's
-//!   peak and current resident memory.
+//!   peak and current resident memory (one proxy process per family).
 //! - `soak [N]`: N requests (default 100,000), 16 at a time: three in four a 10 KB follow-up
 //!   whose signed turn is looked up in the turn store, one in four a stream that is recorded;
 //!   samples the proxy's resident memory and open file handles ten times.
 //!
-//! Build the binary first: `cargo build --release -p turnkeeper-cli`.
+//! Build the binary first: `cargo build --release -p turnkeeper-cli`. Under `cargo test
+//! --benches` (no `--bench` argument) every mode runs a handful of requests per family and
+//! asserts nothing about time.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(missing_docs)]
@@ -57,6 +70,7 @@ impl ProxyProcess {
         );
         let mut child = Command::new(&bin)
             .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream])
+            .args(["--upstream-openai", upstream, "--upstream-gemini", upstream])
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -138,15 +152,232 @@ fn request_of_size(turn: &Exchange, size: usize, stream: bool) -> String {
     .to_string()
 }
 
+/// A route of the proxy, measured the same way as the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Anthropic,
+    Chat,
+    Responses,
+    Gemini,
+}
+
+impl Family {
+    const ALL: [Family; 4] = [
+        Family::Anthropic,
+        Family::Chat,
+        Family::Responses,
+        Family::Gemini,
+    ];
+
+    /// The name `--family` takes.
+    fn name(self) -> &'static str {
+        match self {
+            Family::Anthropic => "anthropic",
+            Family::Chat => "chat",
+            Family::Responses => "responses",
+            Family::Gemini => "gemini",
+        }
+    }
+
+    /// The proxy's `route` label in `/metrics`.
+    fn route(self) -> &'static str {
+        match self {
+            Family::Anthropic => "messages",
+            other => other.name(),
+        }
+    }
+
+    /// The heading of its tables.
+    fn title(self) -> &'static str {
+        match self {
+            Family::Anthropic => "Anthropic `POST /v1/messages`",
+            Family::Chat => "Chat Completions `POST /v1/chat/completions`",
+            Family::Responses => "Responses `POST /v1/responses`",
+            Family::Gemini => {
+                "Gemini `POST /v1beta/models/{model}:generateContent` (`:streamGenerateContent?alt=sse`)"
+            }
+        }
+    }
+
+    /// The recorded follow-up grown for `latency` (a tool turn with the reasoning its API needs
+    /// back: DeepSeek `reasoning_content`, a gpt-5 reasoning item with `encrypted_content`, a
+    /// Gemini 3 `functionCall` with its `thoughtSignature`), and the recorded stream `streams`
+    /// replays. Anthropic's are found in the traffic (`support::tool_turn`).
+    fn recorded(self) -> (&'static str, &'static str) {
+        match self {
+            Family::Anthropic => ("", ""),
+            Family::Chat => (
+                "pydantic-ai--test_deepseek-test_deepseek_deferred_capability_with_thinking__1",
+                "fantasy--TestOpenAICompatibleThinking-zai-glm-4.5-thinking-streaming--adfbbc090a__0",
+            ),
+            Family::Responses => (
+                "fantasy--TestOpenAIResponsesWithSummaryThinking-openai-gpt-5-thinking--caf105e7e1__1",
+                "fantasy--TestOpenAIResponsesWithSummaryThinking-openai-gpt-5-thinking-streaming--caf105e7e1__0",
+            ),
+            Family::Gemini => (
+                "fantasy--TestGoogleCommon-gemini-3-pro-preview-tool__1",
+                "fantasy--TestGoogleCommon-gemini-3-pro-preview-multi_tool_streaming__0",
+            ),
+        }
+    }
+}
+
+/// What a family's requests are made of: the recorded exchanges that answer them and the paths
+/// they go to.
+struct Case {
+    family: Family,
+    /// The exchange whose recorded (JSON) response answers the latency requests.
+    reply: Exchange,
+    /// The exchange whose recorded stream answers the stream requests.
+    stream_reply: Exchange,
+    path: String,
+    stream_path: String,
+}
+
+impl Case {
+    fn new(mock: &Mock, family: Family) -> Case {
+        let find = |id: &str| {
+            mock.exchanges()
+                .iter()
+                .find(|e| e.id == id)
+                .unwrap_or_else(|| panic!("no recorded exchange {id} in real-traffic"))
+                .clone()
+        };
+        let (reply, stream_reply) = match family {
+            Family::Anthropic => (tool_turn(mock, false), tool_turn(mock, true)),
+            other => {
+                let (json_id, sse_id) = other.recorded();
+                (find(json_id), find(sse_id))
+            }
+        };
+        assert!(
+            !reply.sse && stream_reply.sse,
+            "{family:?}: JSON, then a stream"
+        );
+        let (path, stream_path) = match family {
+            Family::Anthropic => ("/v1/messages".to_owned(), "/v1/messages".to_owned()),
+            Family::Chat => (
+                "/v1/chat/completions".to_owned(),
+                "/v1/chat/completions".to_owned(),
+            ),
+            Family::Responses => ("/v1/responses".to_owned(), "/v1/responses".to_owned()),
+            Family::Gemini => (
+                format!("/v1beta/models/{}:generateContent", reply.model),
+                format!(
+                    "/v1beta/models/{}:streamGenerateContent?alt=sse",
+                    stream_reply.model
+                ),
+            ),
+        };
+        Case {
+            family,
+            reply,
+            stream_reply,
+            path,
+            stream_path,
+        }
+    }
+
+    /// A valid request of about `size` bytes.
+    fn request_of_size(&self, size: usize) -> String {
+        match self.family {
+            Family::Anthropic => request_of_size(&self.reply, size, false),
+            family => grow(family, &self.reply.request, size),
+        }
+    }
+
+    /// The first request of a conversation, streamed (`tag` makes each one different).
+    fn stream_request(&self, tag: &str) -> String {
+        let question = format!("question {tag}");
+        let model = self.stream_reply.model.as_str();
+        match self.family {
+            Family::Anthropic => json!({
+                "model": "claude-sonnet-4-5", "max_tokens": 4096, "stream": true,
+                "thinking": {"type": "enabled", "budget_tokens": 2048},
+                "messages": [{"role": "user", "content": question}],
+            }),
+            Family::Chat => json!({
+                "model": model, "stream": true,
+                "messages": [{"role": "user", "content": question}],
+            }),
+            Family::Responses => json!({
+                "model": model, "stream": true, "store": false,
+                "include": ["reasoning.encrypted_content"],
+                "input": [{"role": "user", "content": [{"type": "input_text", "text": question}]}],
+            }),
+            Family::Gemini => json!({
+                "contents": [{"role": "user", "parts": [{"text": question}]}],
+            }),
+        }
+        .to_string()
+    }
+}
+
+/// A line of tool output, repeated to grow a conversation.
+const LOG_LINE: &str = "warning: unused variable `x` --> src/lib.rs:12:9 | help: prefix it with an underscore: `_x` (\"quoted\", ünïcödé)\n";
+
+/// The recorded request of a Chat, Responses or Gemini follow-up, grown to about `size` bytes by
+/// earlier turns (a user message carrying tool output, the assistant's short answer) put before
+/// its conversation (after the system and developer messages), so the recorded tool turn with its
+/// reasoning stays the latest.
+fn grow(family: Family, recorded: &[u8], size: usize) -> String {
+    let mut v: Value = serde_json::from_slice(recorded).expect("a recorded request");
+    let key = match family {
+        Family::Chat => "messages",
+        Family::Responses => "input",
+        _ => "contents",
+    };
+    let original = v[key].as_array().cloned().expect("a conversation");
+    let lead = original
+        .iter()
+        .take_while(|m| m["role"] == "system" || m["role"] == "developer")
+        .count();
+    let (head, tail) = original.split_at(lead);
+    let chunk = LOG_LINE.repeat((size / 40 / LOG_LINE.len()).max(1));
+    let mut history: Vec<Value> = Vec::new();
+    for n in 0.. {
+        v[key] = Value::Array(
+            head.iter()
+                .chain(history.iter())
+                .chain(tail.iter())
+                .cloned()
+                .collect(),
+        );
+        let body = v.to_string();
+        if body.len() >= size.saturating_sub(200) {
+            return body;
+        }
+        let answer = format!("Step {n}: reading the next part of the log.");
+        match family {
+            Family::Chat => {
+                history.push(json!({"role": "user", "content": chunk}));
+                history.push(json!({"role": "assistant", "content": answer}));
+            }
+            Family::Responses => {
+                history.push(
+                    json!({"role": "user", "content": [{"type": "input_text", "text": chunk}]}),
+                );
+                history.push(json!({"role": "assistant", "content": answer}));
+            }
+            _ => {
+                history.push(json!({"role": "user", "parts": [{"text": chunk}]}));
+                history.push(json!({"role": "model", "parts": [{"text": answer}]}));
+            }
+        }
+    }
+    unreachable!("the loop returns")
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
 }
 
-async fn timed(client: &reqwest::Client, url: &str, body: &str, id: &str) -> f64 {
+/// Milliseconds from sending `body` to `url` + `path` to the last byte of a 200 response.
+async fn timed(client: &reqwest::Client, url: &str, path: &str, body: &str, id: &str) -> f64 {
     let t = Instant::now();
     let r = client
-        .post(format!("{url}/v1/messages"))
+        .post(format!("{url}{path}"))
         .header("content-type", "application/json")
         .header("x-mock-reply", id)
         .body(body.to_owned())
@@ -159,8 +390,30 @@ async fn timed(client: &reqwest::Client, url: &str, body: &str, id: &str) -> f64
     t.elapsed().as_secs_f64() * 1e3
 }
 
-/// The proxy's own `turnkeeper_proxy_added_seconds` sum and count (time spent before forwarding).
-async fn added(client: &reqwest::Client, url: &str) -> (f64, f64) {
+/// Sends `body` through the proxy once and checks it reached the mock byte-identical, unrepaired:
+/// a valid request, so what is timed is the proxy's pass-through.
+async fn assert_forwarded_as_sent(mock: &Mock, proxy: &str, path: &str, body: &str, id: &str) {
+    let before = mock.received().len();
+    let got = support::post_to(proxy, path, body.to_owned(), &[("x-mock-reply", id)]).await;
+    assert_eq!(
+        got.status,
+        200,
+        "{path}: {}",
+        String::from_utf8_lossy(&got.body)
+    );
+    assert_eq!(got.header("x-turnkeeper-repaired"), "", "{path}: repaired");
+    let received = mock.received();
+    assert_eq!(received.len(), before + 1, "{path}: one upstream request");
+    assert!(
+        received[before] == body.as_bytes(),
+        "{path}: the proxy changed a valid request of {} bytes",
+        body.len()
+    );
+}
+
+/// The proxy's own `turnkeeper_proxy_added_seconds` sum and count for `route` (time spent
+/// before forwarding).
+async fn added(client: &reqwest::Client, url: &str, route: &str) -> (f64, f64) {
     let text = client
         .get(format!("{url}/metrics"))
         .send()
@@ -170,44 +423,54 @@ async fn added(client: &reqwest::Client, url: &str) -> (f64, f64) {
         .await
         .expect("text");
     let get = |name: &str| {
+        let prefix = format!("{name}{{route=\"{route}\"}} ");
         text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<f64>().ok())
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|v| v.trim().parse::<f64>().ok())
             .unwrap_or(0.0)
     };
     (
-        get("turnkeeper_proxy_added_seconds_sum "),
-        get("turnkeeper_proxy_added_seconds_count "),
+        get("turnkeeper_proxy_added_seconds_sum"),
+        get("turnkeeper_proxy_added_seconds_count"),
     )
 }
 
-async fn latency(mock: &Mock, smoke: bool) {
+async fn latency(mock: &Mock, family: Family, smoke: bool) {
     let proxy = ProxyProcess::start(&mock.url(), &[]);
     let client = support::client();
-    let turn = tool_turn(mock, false);
+    let case = Case::new(mock, family);
+    let (path, id) = (case.path.as_str(), case.reply.id.as_str());
     println!(
         "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (label, size, runs) in [("10 KB", 10_000usize, 400usize), ("1 MB", 1_000_000, 100)] {
-        let runs = if smoke { 3 } else { runs };
-        let body = request_of_size(&turn, size, false);
-        for _ in 0..5 {
-            timed(&client, &mock.url(), &body, &turn.id).await;
-            timed(&client, &proxy.url, &body, &turn.id).await;
+        let (runs, warm) = if smoke { (3, 1) } else { (runs, 5) };
+        let body = case.request_of_size(size);
+        assert_forwarded_as_sent(mock, &proxy.url, path, &body, id).await;
+        for _ in 0..warm {
+            timed(&client, &mock.url(), path, &body, id).await;
+            timed(&client, &proxy.url, path, &body, id).await;
         }
-        let (sum0, n0) = added(&client, &proxy.url).await;
+        let (sum0, n0) = added(&client, &proxy.url, family.route()).await;
         let (mut direct, mut through, mut extra) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
-            let d = timed(&client, &mock.url(), &body, &turn.id).await;
-            let p = timed(&client, &proxy.url, &body, &turn.id).await;
+            let d = timed(&client, &mock.url(), path, &body, id).await;
+            let p = timed(&client, &proxy.url, path, &body, id).await;
             direct.push(d);
             through.push(p);
             extra.push(p - d);
         }
-        let (sum1, n1) = added(&client, &proxy.url).await;
+        let (sum1, n1) = added(&client, &proxy.url, family.route()).await;
+        assert!(
+            n1 - n0 >= runs as f64,
+            "the proxy counted {} requests on route {}",
+            n1 - n0,
+            family.route()
+        );
         let own = (sum1 - sum0) / (n1 - n0).max(1.0) * 1e3;
+        // The mock keeps every body it received; let the megabytes go.
+        mock.clear_received();
         for v in [&mut direct, &mut through, &mut extra] {
             v.sort_by(f64::total_cmp);
         }
@@ -224,27 +487,38 @@ async fn latency(mock: &Mock, smoke: bool) {
     }
 }
 
-async fn streams(mock: &Mock) {
+async fn streams(mock: &Mock, family: Family, smoke: bool) {
     let proxy = ProxyProcess::start(&mock.url(), &[]);
-    let turn = tool_turn(mock, true);
+    let case = Arc::new(Case::new(mock, family));
+    let first = case.stream_request("first");
+    assert_forwarded_as_sent(
+        mock,
+        &proxy.url,
+        &case.stream_path,
+        &first,
+        &case.stream_reply.id,
+    )
+    .await;
     let client = Arc::new(support::client());
     let rss0 = proxy.rss_kib();
-    let rounds = 20;
+    let (rounds, width) = if smoke { (1, 4) } else { (20, 100) };
     let t = Instant::now();
     for round in 0..rounds {
         let mut tasks = Vec::new();
-        for n in 0..100 {
+        for n in 0..width {
             let client = client.clone();
             let url = proxy.url.clone();
-            let id = turn.id.clone();
-            let body = json!({
-                "model": "claude-sonnet-4-5", "max_tokens": 4096, "stream": true,
-                "thinking": {"type": "enabled", "budget_tokens": 2048},
-                "messages": [{"role": "user", "content": format!("question {round}-{n}")}],
-            })
-            .to_string();
+            let case = case.clone();
             tasks.push(tokio::spawn(async move {
-                timed(&client, &url, &body, &id).await
+                let body = case.stream_request(&format!("{round}-{n}"));
+                timed(
+                    &client,
+                    &url,
+                    &case.stream_path,
+                    &body,
+                    &case.stream_reply.id,
+                )
+                .await
             }));
         }
         for t in tasks {
@@ -252,14 +526,22 @@ async fn streams(mock: &Mock) {
         }
     }
     let secs = t.elapsed().as_secs_f64();
+    mock.clear_received();
     println!(
-        "| concurrent streams | streams | wall | throughput | proxy RSS before | proxy RSS after | proxy peak RSS |"
+        "| concurrent streams | streams | recorded stream | wall | throughput | proxy RSS before | proxy RSS after | proxy peak RSS |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let events = case
+        .stream_reply
+        .response
+        .split(|&b| b == b'\n')
+        .filter(|l| l.starts_with(b"data:"))
+        .count();
     println!(
-        "| 100 | {} | {secs:.2} s | {:.0} streams/s | {} KiB | {} KiB | {} KiB |",
-        rounds * 100,
-        f64::from(rounds * 100) / secs,
+        "| {width} | {} | {events} events, {} bytes | {secs:.2} s | {:.0} streams/s | {} KiB | {} KiB | {} KiB |",
+        rounds * width,
+        case.stream_reply.response.len(),
+        f64::from(rounds * width) / secs,
         rss0,
         proxy.rss_kib(),
         proxy.peak_kib()
@@ -301,9 +583,9 @@ async fn soak(mock: &Mock, total: usize) {
                             "messages": [{"role": "user", "content": format!("soak {n}")}],
                         })
                         .to_string();
-                        timed(&client, &url, &body, &sid).await;
+                        timed(&client, &url, "/v1/messages", &body, &sid).await;
                     } else {
-                        timed(&client, &url, &small, &jid).await;
+                        timed(&client, &url, "/v1/messages", &small, &jid).await;
                     }
                     done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -333,19 +615,39 @@ async fn soak(mock: &Mock, total: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    // `MODE [N] [--family F]`; cargo's own flags (`--bench`) are passed through and skipped.
+    let mut args = Vec::new();
+    let mut family = "all".to_owned();
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        if a == "--family" {
+            family = it.next().unwrap_or_default();
+        } else if let Some(f) = a.strip_prefix("--family=") {
+            family = f.to_owned();
+        } else if !a.starts_with("--") {
+            args.push(a);
+        }
+    }
+    let families: Vec<Family> = if family == "all" {
+        Family::ALL.to_vec()
+    } else {
+        match Family::ALL.into_iter().find(|f| f.name() == family) {
+            Some(f) => vec![f],
+            None => {
+                eprintln!("unknown family {family}: anthropic, chat, responses, gemini, all");
+                std::process::exit(2);
+            }
+        }
+    };
     // `cargo bench` passes `--bench`; `cargo test --benches` (verify's smoke run) does not, and
-    // then every mode runs a few requests only.
+    // then every mode runs a few requests per family only.
     let smoke = !std::env::args().any(|a| a == "--bench");
     let mode = args
         .first()
         .map(String::as_str)
         .unwrap_or(if smoke { "smoke" } else { "latency" })
         .to_owned();
-    let Some(exchanges) = support::exchanges() else {
+    let Some(exchanges) = support::all_exchanges() else {
         return;
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -355,22 +657,40 @@ fn main() {
         .expect("runtime");
     rt.block_on(async {
         let mock = Mock::start(exchanges).await;
+        let (lat, str_) = match mode.as_str() {
+            "latency" => (true, false),
+            "streams" => (false, true),
+            "all" | "smoke" => (true, true),
+            "soak" => (false, false),
+            other => {
+                eprintln!("unknown mode {other}: latency, streams, soak [N], all");
+                return;
+            }
+        };
+        for &f in &families {
+            if lat || str_ {
+                println!("\n### {}\n", f.title());
+            }
+            if lat {
+                latency(&mock, f, smoke).await;
+            }
+            if lat && str_ {
+                println!();
+            }
+            if str_ {
+                streams(&mock, f, smoke).await;
+            }
+        }
         match mode.as_str() {
-            "latency" => latency(&mock, smoke).await,
             "smoke" => {
-                latency(&mock, true).await;
+                println!("\n### Soak (Anthropic)\n");
                 soak(&mock, 64).await;
             }
-            "streams" => streams(&mock).await,
             "soak" => {
                 let n = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(100_000);
                 soak(&mock, n).await;
             }
-            "all" => {
-                latency(&mock, smoke).await;
-                streams(&mock).await;
-            }
-            other => eprintln!("unknown mode {other}: latency, streams, soak [N], all"),
+            _ => {}
         }
     });
     // Let the proxy process go before the runtime drops the mock.

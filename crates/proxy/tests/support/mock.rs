@@ -539,6 +539,12 @@ impl Mock {
         self.state.received.lock().expect("lock").clone()
     }
 
+    /// Forgets the bodies and headers received so far (a benchmark's megabytes).
+    pub fn clear_received(&self) {
+        self.state.received.lock().expect("lock").clear();
+        self.state.headers.lock().expect("lock").clear();
+    }
+
     /// The headers of every request received so far.
     pub fn received_headers(&self) -> Vec<Vec<(String, String)>> {
         self.state.headers.lock().expect("lock").clone()
