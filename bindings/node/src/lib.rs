@@ -18,13 +18,11 @@ use napi::Env;
 use napi::bindgen_prelude::{Buffer, ClassInstance, Either, JsValue, Object, Undefined};
 use napi_derive::napi;
 use serde_json::{Value, json};
-use turnkeeper::model::opencode::load_export;
-use turnkeeper::model::{BodyKind, Sniffed, sniff_detail};
-use turnkeeper::prevent::{MissingThinking, PrefixEdit};
-use turnkeeper::recover::{Attempts as RustAttempts, classify as classify_error, plan};
+use turnkeeper::opencode::load_export;
+use turnkeeper::recovery::{Attempts as RustAttempts, classify as classify_error, plan};
 use turnkeeper::{
-    Format, FormatHint, Mode, ModelError, Options, Policy, ProfileOverrides,
-    TurnStore as RustTurnStore,
+    BodyKind, Format, FormatHint, MissingThinking, Mode, ModelError, Options, Policy, PrefixEdit,
+    ProfileOverrides, TurnStore as RustTurnStore,
 };
 
 /// The kind of a failure: the `code` property of the JS error thrown.
@@ -95,8 +93,8 @@ impl From<ModelError> for Failure {
     }
 }
 
-impl From<turnkeeper::model::opencode::error::OpencodeError> for Failure {
-    fn from(e: turnkeeper::model::opencode::error::OpencodeError) -> Self {
+impl From<turnkeeper::opencode::OpencodeError> for Failure {
+    fn from(e: turnkeeper::opencode::OpencodeError) -> Self {
         Failure::new(Code::Format, e.to_string())
     }
 }
@@ -105,17 +103,18 @@ impl From<turnkeeper::Error> for Failure {
     fn from(e: turnkeeper::Error) -> Self {
         match e {
             turnkeeper::Error::Model(m) => m.into(),
-            turnkeeper::Error::Prevent(turnkeeper::prevent::PreventError::Model(m)) => m.into(),
+            turnkeeper::Error::Repair(turnkeeper::RepairError::Model(m)) => m.into(),
+            turnkeeper::Error::NotInspected { .. } => Failure::new(Code::Format, e.to_string()),
             turnkeeper::Error::Opencode(o) => o.into(),
             other => Failure::new(Code::Repair, other.to_string()),
         }
     }
 }
 
-impl From<turnkeeper::recover::RecoverError> for Failure {
-    fn from(e: turnkeeper::recover::RecoverError) -> Self {
+impl From<turnkeeper::recovery::RecoverError> for Failure {
+    fn from(e: turnkeeper::recovery::RecoverError) -> Self {
         match e {
-            turnkeeper::recover::RecoverError::Request(m) => {
+            turnkeeper::recovery::RecoverError::Request(m) => {
                 let f = Failure::from(m);
                 Failure::new(f.code, format!("the request cannot be read: {}", f.message))
             }
@@ -124,8 +123,8 @@ impl From<turnkeeper::recover::RecoverError> for Failure {
     }
 }
 
-impl From<turnkeeper::guard::store::StoreError> for Failure {
-    fn from(e: turnkeeper::guard::store::StoreError) -> Self {
+impl From<turnkeeper::turns::TurnStoreError> for Failure {
+    fn from(e: turnkeeper::turns::TurnStoreError) -> Self {
         Failure::new(Code::Store, e.to_string())
     }
 }
@@ -391,7 +390,7 @@ fn value(v: impl serde::Serialize) -> Done<Value> {
 fn run_check(text: &str, hint: FormatHint, opts: &Options<'_>) -> Done<Value> {
     let format = match hint {
         FormatHint::Exactly(f) => f,
-        FormatHint::Auto => turnkeeper::model::sniff(text)?,
+        FormatHint::Auto => turnkeeper::sniff(text)?.format,
     };
     if format == Format::Opencode {
         // An export is checked as the request OpenCode sends for it, as the command line does.
@@ -442,7 +441,7 @@ pub fn repair(body: BodyArg, options: Option<Object<'_>>) -> napi::Result<Repair
     let opts = o.options(&loaded);
     let format = match o.hint {
         FormatHint::Exactly(f) => f,
-        FormatHint::Auto => turnkeeper::model::sniff(text).map_err(Failure::from)?,
+        FormatHint::Auto => turnkeeper::sniff(text).map_err(Failure::from)?.format,
     };
     if format == Format::Opencode {
         return Err(Failure::new(
@@ -474,95 +473,41 @@ pub fn repair(body: BodyArg, options: Option<Object<'_>>) -> napi::Result<Repair
 
 /// `inspect` of a block transcript or an OpenAI Chat body, as `turnkeeper inspect --json`.
 fn run_inspect(text: &str, hint: FormatHint) -> Done<Value> {
-    let why = match hint {
-        FormatHint::Exactly(f) => Sniffed {
-            format: f,
-            why: "given explicitly".into(),
-        },
-        FormatHint::Auto => sniff_detail(text)?,
+    let i = turnkeeper::inspect(text, hint)?;
+    let body = match i.body {
+        BodyKind::Request => "request",
+        BodyKind::Response => "response",
     };
-    if !why.format.is_transcript() {
-        return inspect_wire(text, &why);
-    }
-    let t = turnkeeper::read(text, FormatHint::Exactly(why.format))?;
-    Ok(json!({
-        "format": t.format.name(),
-        "why": why.why,
-        "body": match t.body { BodyKind::Request => "request", BodyKind::Response => "response" },
-        "model": t.model().map(|m| m.into_owned()),
-        "messages": t.messages.len(),
-        "blocks": t.block_counts(),
-        "thinking": t.thinking_type(),
-    }))
-}
-
-/// `inspect` of an OpenAI-style body (Chat; the other families are refused as on the command
-/// line).
-fn inspect_wire(text: &str, why: &Sniffed) -> Done<Value> {
-    use turnkeeper::model::wire::chat::{self, ChatContent};
-    let body = match why.format {
-        Format::Chat => chat::read(text)?,
-        other => {
-            return Err(Failure::new(
-                Code::Format,
-                format!(
-                    "a {other} body ({}); inspect reads Chat bodies of the OpenAI-style families so far",
-                    why.why
-                ),
-            ));
+    Ok(match &i.wire {
+        Some(wire) => {
+            let rows: Vec<Value> = i
+                .messages
+                .iter()
+                .map(|m| json!({ "role": m.role, "fields": m.parts }))
+                .collect();
+            json!({
+                "format": i.format.name(),
+                "why": i.why,
+                "body": body,
+                "model": i.model,
+                "provider": value(wire.provider)?,
+                "routed": wire.routed,
+                "messages": rows.len(),
+                "tools": wire.tools,
+                "thinking": i.thinking,
+                "rows": rows,
+            })
         }
-    };
-    let model = body.model().map(|m| m.into_owned());
-    let (provider, routed) = model
-        .as_deref()
-        .map(turnkeeper::prevent::wire::provider_of)
-        .unwrap_or((turnkeeper::prevent::wire::Provider::Unknown, None));
-    let rows: Vec<Value> = body
-        .messages
-        .iter()
-        .map(|m| {
-            let mut fields = Vec::new();
-            match m.content {
-                ChatContent::Absent => fields.push("no content".to_owned()),
-                ChatContent::Null => fields.push("content null".to_owned()),
-                ChatContent::Text { text, blank } => fields.push(format!(
-                    "content {} bytes{}",
-                    text.span.len(),
-                    if blank { " (blank)" } else { "" }
-                )),
-                ChatContent::Parts { count, .. } => fields.push(format!("{count} part(s)")),
-                ChatContent::Other(_) => fields.push("content of another type".to_owned()),
-            }
-            for (key, v) in [
-                ("reasoning_content", m.reasoning_content),
-                ("reasoning", m.reasoning),
-                ("reasoning_details", m.reasoning_details),
-            ] {
-                if let Some(v) = v {
-                    fields.push(format!("{key} ({} bytes)", v.span.len()));
-                }
-            }
-            if !m.calls.is_empty() {
-                fields.push(format!("{} tool call(s)", m.calls.len()));
-            }
-            if let Some(id) = m.tool_call_id {
-                fields.push(format!("answers {}", id.decode(text)));
-            }
-            json!({ "role": m.role, "fields": fields })
-        })
-        .collect();
-    Ok(json!({
-        "format": why.format.name(),
-        "why": why.why,
-        "body": "request",
-        "model": model,
-        "provider": value(provider)?,
-        "routed": routed,
-        "messages": rows.len(),
-        "tools": body.tool_count,
-        "thinking": body.thinking_type.map(|t| t.decode(text).into_owned()),
-        "rows": rows,
-    }))
+        None => json!({
+            "format": i.format.name(),
+            "why": i.why,
+            "body": body,
+            "model": i.model,
+            "messages": i.messages.len(),
+            "blocks": i.blocks,
+            "thinking": i.thinking,
+        }),
+    })
 }
 
 /// A summary of a transcript: the fields of `turnkeeper inspect --json` (format, model,
@@ -658,7 +603,7 @@ const RECOVER_OPTIONS: &[&str] = &["status", "model", "betas", "store"];
 /// inside `recover`.
 fn readable_request(bytes: &[u8]) -> Done<&str> {
     let text = utf8(bytes, "request")?;
-    let wire = sniff_detail(text).is_ok_and(|s| !s.format.is_transcript());
+    let wire = turnkeeper::sniff(text).is_ok_and(|s| !s.format.is_transcript());
     if wire {
         return Ok(text);
     }
@@ -701,7 +646,7 @@ pub fn recover<'env>(
         ..o.options(&loaded)
     };
     let d = classify_error(o.status, &err);
-    let r = turnkeeper::recover::recover_with(text, &d, tried, &opts).map_err(Failure::from)?;
+    let r = turnkeeper::recovery::recover_with(text, &d, tried, &opts).map_err(Failure::from)?;
     let headers: Vec<Value> = r
         .headers
         .iter()
@@ -812,8 +757,7 @@ pub fn opencode_doctor(
     messages: BodyArg,
     options: Option<Object<'_>>,
 ) -> napi::Result<Value, Code> {
-    use turnkeeper::model::opencode::change::PartChange;
-    use turnkeeper::prevent::opencode::doctor::{PlanOptions, plan, simulate};
+    use turnkeeper::opencode::{PartChange, PlanOptions, plan, simulate};
     let o = Opts::read(options.as_ref(), &["model"])?;
     let text = utf8(bytes_of(&messages), "messages")?;
     let session = load_export(text, "<messages>").map_err(Failure::from)?;

@@ -16,13 +16,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyType};
 use serde_json::{Value, json};
-use turnkeeper::model::opencode::load_export;
-use turnkeeper::model::{BodyKind, Sniffed, sniff_detail};
-use turnkeeper::prevent::{MissingThinking, PrefixEdit};
-use turnkeeper::recover::{Attempts as RustAttempts, classify as classify_error, plan};
+use turnkeeper::opencode::load_export;
+use turnkeeper::recovery::{Attempts as RustAttempts, classify as classify_error, plan};
 use turnkeeper::{
-    Format, FormatHint, Mode, ModelError, Options, Policy, ProfileOverrides,
-    TurnStore as RustTurnStore,
+    BodyKind, Format, FormatHint, MissingThinking, Mode, ModelError, Options, Policy, PrefixEdit,
+    ProfileOverrides, TurnStore as RustTurnStore,
 };
 
 /// Which exception class of `turnkeeper._errors` a failure raises.
@@ -99,8 +97,8 @@ impl From<ModelError> for Failure {
     }
 }
 
-impl From<turnkeeper::model::opencode::error::OpencodeError> for Failure {
-    fn from(e: turnkeeper::model::opencode::error::OpencodeError) -> Self {
+impl From<turnkeeper::opencode::OpencodeError> for Failure {
+    fn from(e: turnkeeper::opencode::OpencodeError) -> Self {
         Failure::new(Class::Format, e.to_string())
     }
 }
@@ -109,17 +107,18 @@ impl From<turnkeeper::Error> for Failure {
     fn from(e: turnkeeper::Error) -> Self {
         match e {
             turnkeeper::Error::Model(m) => m.into(),
-            turnkeeper::Error::Prevent(turnkeeper::prevent::PreventError::Model(m)) => m.into(),
+            turnkeeper::Error::Repair(turnkeeper::RepairError::Model(m)) => m.into(),
+            turnkeeper::Error::NotInspected { .. } => Failure::new(Class::Format, e.to_string()),
             turnkeeper::Error::Opencode(o) => o.into(),
             other => Failure::new(Class::Repair, other.to_string()),
         }
     }
 }
 
-impl From<turnkeeper::recover::RecoverError> for Failure {
-    fn from(e: turnkeeper::recover::RecoverError) -> Self {
+impl From<turnkeeper::recovery::RecoverError> for Failure {
+    fn from(e: turnkeeper::recovery::RecoverError) -> Self {
         match e {
-            turnkeeper::recover::RecoverError::Request(m) => {
+            turnkeeper::recovery::RecoverError::Request(m) => {
                 let f = Failure::from(m);
                 Failure::new(
                     f.class,
@@ -131,8 +130,8 @@ impl From<turnkeeper::recover::RecoverError> for Failure {
     }
 }
 
-impl From<turnkeeper::guard::store::StoreError> for Failure {
-    fn from(e: turnkeeper::guard::store::StoreError) -> Self {
+impl From<turnkeeper::turns::TurnStoreError> for Failure {
+    fn from(e: turnkeeper::turns::TurnStoreError) -> Self {
         Failure::new(Class::Store, e.to_string())
     }
 }
@@ -448,7 +447,7 @@ fn value(v: impl serde::Serialize) -> Done<Value> {
 fn run_check(text: &str, hint: FormatHint, opts: &Options<'_>) -> Done<Value> {
     let format = match hint {
         FormatHint::Exactly(f) => f,
-        FormatHint::Auto => turnkeeper::model::sniff(text)?,
+        FormatHint::Auto => turnkeeper::sniff(text)?.format,
     };
     if format == Format::Opencode {
         // An export is checked as the request OpenCode sends for it, as the command line does.
@@ -510,7 +509,7 @@ struct RepairOut {
 fn run_repair(text: &str, hint: FormatHint, opts: &Options<'_>) -> Done<RepairOut> {
     let format = match hint {
         FormatHint::Exactly(f) => f,
-        FormatHint::Auto => turnkeeper::model::sniff(text)?,
+        FormatHint::Auto => turnkeeper::sniff(text)?.format,
     };
     if format == Format::Opencode {
         return Err(Failure::new(
@@ -582,95 +581,41 @@ fn repair<'py>(
 
 /// `inspect` of a block transcript or an OpenAI Chat body, as `turnkeeper inspect --json`.
 fn run_inspect(text: &str, hint: FormatHint) -> Done<Value> {
-    let why = match hint {
-        FormatHint::Exactly(f) => Sniffed {
-            format: f,
-            why: "given explicitly".into(),
-        },
-        FormatHint::Auto => sniff_detail(text)?,
+    let i = turnkeeper::inspect(text, hint)?;
+    let body = match i.body {
+        BodyKind::Request => "request",
+        BodyKind::Response => "response",
     };
-    if !why.format.is_transcript() {
-        return inspect_wire(text, &why);
-    }
-    let t = turnkeeper::read(text, FormatHint::Exactly(why.format))?;
-    Ok(json!({
-        "format": t.format.name(),
-        "why": why.why,
-        "body": match t.body { BodyKind::Request => "request", BodyKind::Response => "response" },
-        "model": t.model().map(|m| m.into_owned()),
-        "messages": t.messages.len(),
-        "blocks": t.block_counts(),
-        "thinking": t.thinking_type(),
-    }))
-}
-
-/// `inspect` of an OpenAI-style body (Chat; the other families are refused as on the command
-/// line).
-fn inspect_wire(text: &str, why: &Sniffed) -> Done<Value> {
-    use turnkeeper::model::wire::chat::{self, ChatContent};
-    let body = match why.format {
-        Format::Chat => chat::read(text)?,
-        other => {
-            return Err(Failure::new(
-                Class::Format,
-                format!(
-                    "a {other} body ({}); inspect reads Chat bodies of the OpenAI-style families so far",
-                    why.why
-                ),
-            ));
+    Ok(match &i.wire {
+        Some(wire) => {
+            let rows: Vec<Value> = i
+                .messages
+                .iter()
+                .map(|m| json!({ "role": m.role, "fields": m.parts }))
+                .collect();
+            json!({
+                "format": i.format.name(),
+                "why": i.why,
+                "body": body,
+                "model": i.model,
+                "provider": value(wire.provider)?,
+                "routed": wire.routed,
+                "messages": rows.len(),
+                "tools": wire.tools,
+                "thinking": i.thinking,
+                "rows": rows,
+            })
         }
-    };
-    let model = body.model().map(|m| m.into_owned());
-    let (provider, routed) = model
-        .as_deref()
-        .map(turnkeeper::prevent::wire::provider_of)
-        .unwrap_or((turnkeeper::prevent::wire::Provider::Unknown, None));
-    let rows: Vec<Value> = body
-        .messages
-        .iter()
-        .map(|m| {
-            let mut fields = Vec::new();
-            match m.content {
-                ChatContent::Absent => fields.push("no content".to_owned()),
-                ChatContent::Null => fields.push("content null".to_owned()),
-                ChatContent::Text { text, blank } => fields.push(format!(
-                    "content {} bytes{}",
-                    text.span.len(),
-                    if blank { " (blank)" } else { "" }
-                )),
-                ChatContent::Parts { count, .. } => fields.push(format!("{count} part(s)")),
-                ChatContent::Other(_) => fields.push("content of another type".to_owned()),
-            }
-            for (key, v) in [
-                ("reasoning_content", m.reasoning_content),
-                ("reasoning", m.reasoning),
-                ("reasoning_details", m.reasoning_details),
-            ] {
-                if let Some(v) = v {
-                    fields.push(format!("{key} ({} bytes)", v.span.len()));
-                }
-            }
-            if !m.calls.is_empty() {
-                fields.push(format!("{} tool call(s)", m.calls.len()));
-            }
-            if let Some(id) = m.tool_call_id {
-                fields.push(format!("answers {}", id.decode(text)));
-            }
-            json!({ "role": m.role, "fields": fields })
-        })
-        .collect();
-    Ok(json!({
-        "format": why.format.name(),
-        "why": why.why,
-        "body": "request",
-        "model": model,
-        "provider": value(provider)?,
-        "routed": routed,
-        "messages": rows.len(),
-        "tools": body.tool_count,
-        "thinking": body.thinking_type.map(|t| t.decode(text).into_owned()),
-        "rows": rows,
-    }))
+        None => json!({
+            "format": i.format.name(),
+            "why": i.why,
+            "body": body,
+            "model": i.model,
+            "messages": i.messages.len(),
+            "blocks": i.blocks,
+            "thinking": i.thinking,
+        }),
+    })
 }
 
 /// A summary of a transcript: format, model, messages, blocks by type, thinking mode.
@@ -805,7 +750,7 @@ fn recover<'py>(
         let text = utf8(bytes, "request")?;
         // As the command line: the request must be a readable request before anything else; a
         // Chat, Responses or Converse body is read by its own reader inside `recover`.
-        let wire = turnkeeper::model::sniff_detail(text).is_ok_and(|s| !s.format.is_transcript());
+        let wire = turnkeeper::sniff(text).is_ok_and(|s| !s.format.is_transcript());
         if !wire {
             turnkeeper::read(text, FormatHint::Auto).map_err(|e| {
                 let f = Failure::from(e);
@@ -822,7 +767,7 @@ fn recover<'py>(
             ..args_ref.options(&loaded)
         };
         let d = classify_error(status, &err);
-        let r = turnkeeper::recover::recover_with(text, &d, tried, &opts)?;
+        let r = turnkeeper::recovery::recover_with(text, &d, tried, &opts)?;
         let headers: Vec<Value> = r
             .headers
             .iter()

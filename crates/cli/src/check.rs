@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use turnkeeper::model::opencode::load_export;
-use turnkeeper::model::{Format, read};
-use turnkeeper::prevent::{MissingThinking, PrefixEdit};
-use turnkeeper::{Finding, Mode, Options, Policy, ProfileOverrides, Report, Severity, TurnStore};
+use turnkeeper::opencode::load_export;
+use turnkeeper::{
+    Finding, Format, MissingThinking, Mode, Options, Policy, PrefixEdit, ProfileOverrides, Report,
+    Severity, TurnStore, read,
+};
 
 use crate::fail;
 use crate::input::{
@@ -241,7 +242,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
 fn format_of(text: &str, arg: FormatArg) -> Result<Format, turnkeeper::ModelError> {
     match arg.hint() {
         turnkeeper::FormatHint::Exactly(f) => Ok(f),
-        turnkeeper::FormatHint::Auto => turnkeeper::model::sniff(text),
+        turnkeeper::FormatHint::Auto => turnkeeper::sniff(text).map(|s| s.format),
     }
 }
 
@@ -272,7 +273,7 @@ fn check_wire(
 
 fn check_session(
     name: &str,
-    session: &turnkeeper::model::opencode::Session,
+    session: &turnkeeper::opencode::Session,
     opts: &Options<'_>,
     json: bool,
     style: Style,

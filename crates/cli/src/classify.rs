@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use turnkeeper_recover::{Action, Attempts, Diagnosis, ErrorKind, classify, plan};
+use turnkeeper::recovery::{Action, Attempts, Diagnosis, ErrorKind, classify, plan};
 
 /// Arguments of `turnkeeper classify`.
 #[derive(Debug, Clone, clap::Args)]
@@ -121,7 +121,7 @@ fn what_to_do(action: &Action) -> String {
         },
         Action::RequestDropBlock => format!(
             "send `prefix_mismatch_behavior: \"drop_block\"` with the `{}` beta header",
-            turnkeeper_recover::DROP_BLOCK_BETA
+            turnkeeper::recovery::DROP_BLOCK_BETA
         ),
         Action::FixConfig { what } => format!("fix the request parameter `{what}`"),
         Action::Compact => "compact the conversation to fit the context window".to_owned(),
@@ -142,7 +142,7 @@ fn paragraph(d: &Diagnosis, action: &Action) -> String {
         },
         what_happened(d.kind)
     );
-    if d.provider != turnkeeper_recover::Provider::Unknown || d.status.is_some() {
+    if d.provider != turnkeeper::recovery::ErrorProvider::Unknown || d.status.is_some() {
         out.push_str(" — reported by ");
         out.push_str(d.provider.as_str());
         if let Some(s) = d.status {

@@ -1,13 +1,13 @@
 //! `turnkeeper claude-code list|check|repair|undo`: Claude Code's sessions, checked as the
 //! request a resume sends, and repaired by whole lines with a backup (see
-//! `turnkeeper::prevent::claude_code`).
+//! `turnkeeper::claude_code`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
-use turnkeeper::prevent::claude_code::{self as cc, SessionCheck};
+use turnkeeper::claude_code::{self as cc, SessionCheck};
 use turnkeeper::stores::claude_code::{self as store, SessionFile};
 use turnkeeper::{Options, Severity};
 
@@ -165,7 +165,7 @@ fn options(model: Option<&String>) -> Options<'static> {
 fn load_and_check(
     f: &SessionFile,
     opts: &Options<'_>,
-) -> Result<(turnkeeper::model::claude_code::Session, SessionCheck), String> {
+) -> Result<(cc::Session, SessionCheck), String> {
     let session = store::load(&f.path).map_err(|e| e.to_string())?;
     let c = cc::check_session(&session, opts).map_err(|e| format!("{}: {e}", f.path.display()))?;
     Ok((session, c))
@@ -386,7 +386,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
         for n in &plan.left_alone {
             println!("  left alone: {n}");
         }
-        let after = turnkeeper::model::claude_code::Session::parse(plan.text.clone(), "repaired")
+        let after = cc::Session::parse(plan.text.clone(), "repaired")
             .map_err(|e| format!("session {}: the repaired text: {e}", f.id))?;
         let c2 = cc::check_session(&after, &opts).map_err(|e| e.to_string())?;
         let (e, _) = counts(&c2);

@@ -1,13 +1,13 @@
 //! `turnkeeper codex list|check|repair|undo`: Codex CLI rollouts, checked as the Responses
 //! request a resume sends, and repaired into a new rollout that forks the original (see
-//! `turnkeeper::prevent::codex`).
+//! `turnkeeper::codex`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
-use turnkeeper::prevent::codex::{self as cx, RolloutCheck};
+use turnkeeper::codex::{self as cx, RolloutCheck};
 use turnkeeper::stores::codex::{self as store, Layout, RolloutFile};
 use turnkeeper::{Options, Severity};
 
@@ -164,7 +164,7 @@ fn options(model: Option<&String>) -> Options<'static> {
 fn load_and_check(
     f: &RolloutFile,
     opts: &Options<'_>,
-) -> Result<(turnkeeper::model::codex::Rollout, RolloutCheck), String> {
+) -> Result<(turnkeeper::codex::Rollout, RolloutCheck), String> {
     let r = store::load(&f.path).map_err(|e| e.to_string())?;
     let c = cx::check_rollout(&r, opts).map_err(|e| format!("{}: {e}", f.path.display()))?;
     Ok((r, c))
@@ -235,7 +235,7 @@ fn list(a: &ListArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe(r: &turnkeeper::model::codex::Rollout, c: &RolloutCheck) -> String {
+fn describe(r: &turnkeeper::codex::Rollout, c: &RolloutCheck) -> String {
     let model = c.model.as_deref().unwrap_or("an unknown model");
     let provider = r
         .meta
@@ -346,7 +346,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
             "{{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{{\"id\":\"00000000-0000-7000-8000-000000000000\",\"forked_from_id\":\"{id}\"}}}}\n"
         );
         preview.push_str(&plan.text);
-        let after = turnkeeper::model::codex::Rollout::parse(preview, "repaired")
+        let after = turnkeeper::codex::Rollout::parse(preview, "repaired")
             .map_err(|e| format!("session {id}: the repaired text: {e}"))?;
         let c2 = cx::check_rollout(&after, &opts).map_err(|e| e.to_string())?;
         let (e, _) = counts(&c2);

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use turnkeeper::model::opencode::Session;
+use turnkeeper::opencode::Session;
 use turnkeeper::stores::opencode::{Located, locate};
 use turnkeeper::{Format, FormatHint};
 
@@ -182,9 +182,8 @@ pub fn report_not_on_body(report: Option<&Path>, body_to: Option<&Path>) -> Resu
     }
 }
 
-/// Writes `bytes` to `path` atomically ([`turnkeeper::guard::fsio::write_atomically`]), with
+/// Writes `bytes` to `path` atomically ([`turnkeeper::write_atomically`]), with
 /// the error as the command line shows it.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    turnkeeper::guard::fsio::write_atomically(path, bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    turnkeeper::write_atomically(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use turnkeeper::model::{Content, Format, FormatHint, Transcript, read};
+use turnkeeper::{BodyKind, Format, FormatHint, Inspection, WireTarget};
 
 use crate::fail;
 use crate::input::{FormatArg, Input, load_session, open_store, read_input};
@@ -48,212 +48,122 @@ pub fn run(a: &InspectArgs) -> ExitCode {
             )
         }
     };
-    let why = match hint {
-        FormatHint::Exactly(f) => Ok(turnkeeper::model::Sniffed {
-            format: f,
-            why: "given with --format".into(),
-        }),
-        FormatHint::Auto => turnkeeper::model::sniff_detail(&text),
-    };
-    let why = match why {
-        Ok(w) => w,
+    let mut ins = match turnkeeper::inspect(&text, hint) {
+        Ok(i) => i,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    if !why.format.is_transcript() {
-        return inspect_wire(&name, &text, &why, a.json);
+    if matches!(hint, FormatHint::Exactly(_)) {
+        ins.why = "given with --format".into();
     }
-    let t = match read(&text, hint) {
-        Ok(t) => t,
-        Err(e) => return fail(format!("{name}: {e}")),
+    if model.is_some() {
+        ins.model = model;
+    }
+    let body = match ins.body {
+        BodyKind::Request => "request",
+        BodyKind::Response => "response",
     };
-    let model = model.or_else(|| t.model().map(|m| m.into_owned()));
+    if let Some(wire) = &ins.wire {
+        let rows: Vec<serde_json::Value> = ins
+            .messages
+            .iter()
+            .map(|m| json!({ "role": m.role, "fields": m.parts }))
+            .collect();
+        if a.json {
+            let v = json!({
+                "format": ins.format.name(),
+                "why": ins.why,
+                "body": body,
+                "model": ins.model,
+                "provider": wire.provider,
+                "routed": wire.routed,
+                "messages": rows.len(),
+                "tools": wire.tools,
+                "thinking": ins.thinking,
+                "rows": rows,
+            });
+            crate::render::emit(&v.to_string());
+        } else {
+            crate::render::emit(wire_summary(&name, &ins, wire).trim_end());
+        }
+        return ExitCode::SUCCESS;
+    }
     if a.json {
         let v = json!({
-            "format": t.format.name(),
-            "why": why.why,
-            "body": match t.body { turnkeeper::model::BodyKind::Request => "request", turnkeeper::model::BodyKind::Response => "response" },
-            "model": model,
-            "messages": t.messages.len(),
-            "blocks": t.block_counts(),
-            "thinking": t.thinking_type(),
+            "format": ins.format.name(),
+            "why": ins.why,
+            "body": body,
+            "model": ins.model,
+            "messages": ins.messages.len(),
+            "blocks": ins.blocks,
+            "thinking": ins.thinking,
         });
         crate::render::emit(&v.to_string());
     } else {
-        let mut text = summary(&name, &t, model.as_deref());
-        text.insert_str(
-            text.find('\n').map_or(0, |n| n + 1),
-            &format!("  read as:  {} ({})\n", t.format, why.why),
-        );
-        crate::render::emit(text.trim_end());
+        crate::render::emit(summary(&name, &ins, body).trim_end());
     }
     ExitCode::SUCCESS
 }
 
-/// `inspect` of a body of the OpenAI-style families.
-fn inspect_wire(name: &str, text: &str, why: &turnkeeper::model::Sniffed, json: bool) -> ExitCode {
+/// The text of `inspect` for a body of the OpenAI-style families.
+fn wire_summary(name: &str, ins: &Inspection, wire: &WireTarget) -> String {
     use std::fmt::Write;
-    use turnkeeper::model::wire::chat::{self, ChatContent};
-    let format = why.format;
-    let body = match format {
-        Format::Chat => match chat::read(text) {
-            Ok(b) => b,
-            Err(e) => return fail(format!("{name}: {e}")),
-        },
-        other => {
-            return fail(format!(
-                "{name}: a {other} body ({}); inspect reads Chat bodies of the OpenAI-style \
-                 families so far",
-                why.why
-            ));
-        }
-    };
-    let model = body.model().map(|m| m.into_owned());
-    let (provider, routed) = model
-        .as_deref()
-        .map(turnkeeper::prevent::wire::provider_of)
-        .unwrap_or((turnkeeper::prevent::wire::Provider::Unknown, None));
-    let rows: Vec<serde_json::Value> = body
-        .messages
-        .iter()
-        .map(|m| {
-            let mut fields = Vec::new();
-            match m.content {
-                ChatContent::Absent => fields.push("no content".to_owned()),
-                ChatContent::Null => fields.push("content null".to_owned()),
-                ChatContent::Text { text, blank } => fields.push(format!(
-                    "content {} bytes{}",
-                    text.span.len(),
-                    if blank { " (blank)" } else { "" }
-                )),
-                ChatContent::Parts { count, .. } => fields.push(format!("{count} part(s)")),
-                ChatContent::Other(_) => fields.push("content of another type".to_owned()),
-            }
-            for (key, v) in [
-                ("reasoning_content", m.reasoning_content),
-                ("reasoning", m.reasoning),
-                ("reasoning_details", m.reasoning_details),
-            ] {
-                if let Some(v) = v {
-                    fields.push(format!("{key} ({} bytes)", v.span.len()));
-                }
-            }
-            if !m.calls.is_empty() {
-                fields.push(format!("{} tool call(s)", m.calls.len()));
-            }
-            if let Some(id) = m.tool_call_id {
-                fields.push(format!("answers {}", id.decode(text)));
-            }
-            json!({ "role": m.role, "fields": fields })
-        })
-        .collect();
-    if json {
-        let v = json!({
-            "format": format.name(),
-            "why": why.why,
-            "body": "request",
-            "model": model,
-            "provider": provider,
-            "routed": routed,
-            "messages": rows.len(),
-            "tools": body.tool_count,
-            "thinking": body.thinking_type.map(|t| t.decode(text).into_owned()),
-            "rows": rows,
-        });
-        crate::render::emit(&v.to_string());
-        return ExitCode::SUCCESS;
-    }
+    let format = ins.format;
     let mut out = String::new();
     let _ = writeln!(out, "{name}: {format} request");
-    let _ = writeln!(out, "  read as:  {format} ({})", why.why);
-    let _ = writeln!(out, "  model:    {}", model.as_deref().unwrap_or("(none)"));
+    let _ = writeln!(out, "  read as:  {format} ({})", ins.why);
+    let _ = writeln!(
+        out,
+        "  model:    {}",
+        ins.model.as_deref().unwrap_or("(none)")
+    );
     let _ = writeln!(
         out,
         "  provider: {}{}",
-        provider.name(),
-        routed
+        wire.provider.name(),
+        wire.routed
+            .as_ref()
             .map(|r| format!(" (through a router: `{r}/`)"))
             .unwrap_or_default()
     );
-    let _ = writeln!(out, "  tools:    {}", body.tool_count);
-    let _ = writeln!(out, "  messages: {}\n", rows.len());
-    for (i, r) in rows.iter().enumerate() {
-        let role = r["role"].as_str().unwrap_or("?");
-        let fields: Vec<&str> = r["fields"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.as_str())
-            .collect();
-        let _ = writeln!(out, "  {i:>5}  {role:<10} {}", fields.join(", "));
-    }
-    crate::render::emit(out.trim_end());
-    ExitCode::SUCCESS
-}
-
-fn summary(name: &str, t: &Transcript<'_>, model: Option<&str>) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{name}: {} {}",
-        t.format,
-        match t.body {
-            turnkeeper::model::BodyKind::Request => "request",
-            turnkeeper::model::BodyKind::Response => "response",
-        }
-    );
-    let _ = writeln!(out, "  model:    {}", model.unwrap_or("(none)"));
-    let _ = writeln!(
-        out,
-        "  thinking: {}",
-        t.thinking_type().as_deref().unwrap_or("(not set)")
-    );
-    let _ = writeln!(out, "  messages: {}", t.messages.len());
-    let _ = writeln!(out);
-    let _ = writeln!(out, "  {:>5}  {:<10} blocks", "#", "role");
-    for (i, m) in t.messages.iter().enumerate() {
-        let role = m
-            .role_raw
-            .map(|r| r.decode(t.src).into_owned())
-            .unwrap_or_else(|| "?".to_owned());
-        let blocks = match m.content {
-            Content::String(s) => format!(
-                "\"{}\" (string, {} bytes)",
-                clip(&s.decode(t.src), 40),
-                s.span.len()
-            ),
-            Content::Blocks { .. } => {
-                let names: Vec<String> = t
-                    .blocks_of(i)
-                    .iter()
-                    .map(|b| b.type_name(t.src).into_owned())
-                    .collect();
-                if names.is_empty() {
-                    "(empty)".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            }
-            Content::Missing => "(no content)".to_owned(),
-        };
-        let _ = writeln!(out, "  {i:>5}  {role:<10} {blocks}");
-    }
-    let _ = writeln!(out);
-    let _ = writeln!(out, "  {:<28} {:>6}", "block type", "count");
-    for (k, v) in t.block_counts() {
-        let _ = writeln!(out, "  {k:<28} {v:>6}");
+    let _ = writeln!(out, "  tools:    {}", wire.tools);
+    let _ = writeln!(out, "  messages: {}\n", ins.messages.len());
+    for (i, m) in ins.messages.iter().enumerate() {
+        let _ = writeln!(out, "  {i:>5}  {:<10} {}", m.role, m.parts.join(", "));
     }
     out
 }
 
-fn clip(s: &str, n: usize) -> String {
-    let one_line: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if one_line.chars().count() <= n {
-        one_line
-    } else {
-        format!("{}…", one_line.chars().take(n).collect::<String>())
+/// The text of `inspect` for a block transcript.
+fn summary(name: &str, ins: &Inspection, body: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "{name}: {} {body}", ins.format);
+    let _ = writeln!(out, "  read as:  {} ({})", ins.format, ins.why);
+    let _ = writeln!(
+        out,
+        "  model:    {}",
+        ins.model.as_deref().unwrap_or("(none)")
+    );
+    let _ = writeln!(
+        out,
+        "  thinking: {}",
+        ins.thinking.as_deref().unwrap_or("(not set)")
+    );
+    let _ = writeln!(out, "  messages: {}", ins.messages.len());
+    let _ = writeln!(out);
+    let _ = writeln!(out, "  {:>5}  {:<10} blocks", "#", "role");
+    for (i, m) in ins.messages.iter().enumerate() {
+        let blocks = if m.parts.is_empty() {
+            "(empty)".to_owned()
+        } else {
+            m.parts.join(", ")
+        };
+        let _ = writeln!(out, "  {i:>5}  {:<10} {blocks}", m.role);
     }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "  {:<28} {:>6}", "block type", "count");
+    for (k, v) in &ins.blocks {
+        let _ = writeln!(out, "  {k:<28} {v:>6}");
+    }
+    out
 }

@@ -1,13 +1,13 @@
 //! `turnkeeper openclaw list|check|repair|undo`: openclaw's sessions, their active branch
 //! checked as the request openclaw sends to the session's current model, repaired by whole lines
-//! with openclaw's own backup beside ours (see `turnkeeper::prevent::openclaw`).
+//! with openclaw's own backup beside ours (see `turnkeeper::openclaw`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
-use turnkeeper::prevent::openclaw as oc;
+use turnkeeper::openclaw as oc;
 use turnkeeper::stores::openclaw::{self as store, SessionFile};
 
 use crate::fail;
@@ -290,7 +290,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
                 ch.reason
             );
         }
-        let after = turnkeeper::model::openclaw::Session::parse(plan.text.clone(), "repaired")
+        let after = oc::Session::parse(plan.text.clone(), "repaired")
             .map_err(|e| format!("session {}: the repaired text: {e}", f.id))?;
         let c2 = oc::check_session(&after, a.model.as_deref());
         let (e, _) = counts(&c2);

@@ -8,10 +8,12 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use turnkeeper::doctor::{self, DoctorPlan, PlanOptions, StoreRef};
-use turnkeeper::model::opencode::Session;
+use turnkeeper::opencode::Session;
 use turnkeeper::opencode::SessionCheck;
-use turnkeeper::stores::opencode::write::{self, BACKUP_DIR};
-use turnkeeper::stores::opencode::{Listing, Located, StoreKind, locate as stores_locate};
+use turnkeeper::stores::BACKUP_DIR;
+use turnkeeper::stores::opencode::{
+    self as store, Listing, Located, StoreKind, locate as stores_locate,
+};
 use turnkeeper::{Options, Severity};
 
 use crate::fail;
@@ -149,7 +151,7 @@ impl LocatedExt for Located {
 
     /// Another process using the store, or `None`.
     fn in_use(&self) -> Option<String> {
-        match write::in_use(&self.in_use_targets(), !self.sqlite()) {
+        match store::in_use(&self.in_use_targets(), !self.sqlite()) {
             Ok(found) => found.map(|u| u.to_string()),
             Err(why) => {
                 eprintln!("turnkeeper: warning: {why}; cannot tell whether OpenCode is running");
@@ -270,14 +272,7 @@ pub fn human_size(n: u64) -> String {
 
 /// `2025-11-26 09:57` from epoch milliseconds (UTC).
 pub fn human_time(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = turnkeeper::stores::opencode::write::civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        rem / 3600,
-        rem / 60 % 60
-    )
+    turnkeeper::stores::utc_minute(ms)
 }
 
 fn list(a: &ListArgs) -> Result<ExitCode, String> {
@@ -518,7 +513,7 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
 
 fn undo(a: &UndoArgs) -> Result<ExitCode, String> {
     let loc = locate(&a.storage)?;
-    let backups = write::list_backups(&loc.root(), &a.session).map_err(|e| e.to_string())?;
+    let backups = store::list_backups(&loc.root(), &a.session).map_err(|e| e.to_string())?;
     println!(
         "backups of session {} (in {}/{BACKUP_DIR}/{}):",
         a.session,

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::json;
+use turnkeeper::recovery::{Action, Attempts, Diagnosis, Recovered, classify, recover_with};
 use turnkeeper::{FormatHint, Options, TurnStore};
-use turnkeeper_recover::{Action, Attempts, Diagnosis, Recovered, classify, recover_with};
 
 /// Arguments of `turnkeeper recover`.
 #[derive(Debug, Clone, clap::Args)]
@@ -72,12 +72,10 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
     crate::input::report_not_on_body(args.report.as_deref(), args.output.as_deref())?;
     let request = read_text(&args.request, true)?;
     // A Chat, Responses or Converse body is read by its own reader inside `recover`.
-    let wire = turnkeeper::model::sniff_detail(&request).is_ok_and(|s| {
+    let wire = turnkeeper::sniff(&request).is_ok_and(|s| {
         matches!(
             s.format,
-            turnkeeper::model::Format::Chat
-                | turnkeeper::model::Format::Responses
-                | turnkeeper::model::Format::Converse
+            turnkeeper::Format::Chat | turnkeeper::Format::Responses | turnkeeper::Format::Converse
         )
     });
     if !wire && let Err(e) = turnkeeper::read(&request, FormatHint::Auto) {

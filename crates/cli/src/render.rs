@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use turnkeeper::model::{Span, Transcript};
+use turnkeeper::transcript::{Span, Transcript};
 use turnkeeper::{Finding, Severity};
 
 /// Colours, or none.

@@ -160,7 +160,7 @@ fn mutations(lines: &[&str]) -> Vec<(&'static str, String)> {
 
 /// `(line uuid, exact block text)` of every thinking block of a session's text.
 fn thinking_blocks(text: &str) -> Vec<(String, String)> {
-    use turnkeeper::model::claude_code::{Content, Session};
+    use turnkeeper::claude_code::{Content, Session};
     let Ok(session) = Session::parse(text.to_owned(), "test") else {
         return Vec::new();
     };

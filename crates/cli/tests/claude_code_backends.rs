@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{stderr, stdout};
-use turnkeeper::model::claude_code::{Content, LineRole, Session};
+use turnkeeper::claude_code::{Content, LineRole, Session};
 
 #[path = "../../testkit/src/shared.rs"]
 mod shared;
@@ -117,7 +117,7 @@ fn mutations(text: &str) -> Vec<(String, String)> {
             .map(|(_, l)| *l)
             .collect()
     };
-    let main = |l: &&turnkeeper::model::claude_code::Line| !l.sidechain && !l.display_only;
+    let main = |l: &&turnkeeper::claude_code::Line| !l.sidechain && !l.display_only;
     let mut out = Vec::new();
     // A tool result line removed (the first and the last of the file).
     let results: Vec<usize> = session

@@ -1,6 +1,6 @@
 //! Find what a provider will reject in a transcript, and repair what can be repaired safely.
 //!
-//! [`check`] runs every rule in [`rules::RULES`] over a [`Transcript`] and returns
+//! [`check`] runs every rule of the catalogue (in its fixed order) over a [`Transcript`] and returns
 //! [`Finding`]s; [`repair`] runs the same rules with repairs on, and returns the new body and a
 //! [`Report`] of every change; [`repair_into`] writes the body into a buffer the caller reuses. Rules are small named functions (ids from api-rules.md: AN-xx for
 //! Anthropic, GM-xx for Gemini). The target (model [`profile`], thinking mode, betas) and the
@@ -31,15 +31,15 @@
 
 pub mod claude_code;
 pub mod codex;
-pub mod ctx;
-pub mod finding;
-pub mod fix;
-pub mod id;
+mod ctx;
+mod finding;
+mod fix;
+mod id;
 pub mod openclaw;
 pub mod opencode;
-pub mod policy;
+mod policy;
 pub mod profile;
-pub mod rules;
+pub(crate) mod rules;
 pub mod wire;
 
 use std::borrow::Cow;
@@ -56,6 +56,16 @@ pub use fix::{Fixer, Sink};
 pub use id::{ChangeAction, RuleId, UnknownRuleId};
 pub use policy::{MissingThinking, Policy, PrefixEdit, ToolIdForm};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
+
+/// The rule catalogue: every rule with its ids, formats (and for the OpenAI-style families its
+/// providers and kind of fix), in running order. The rules themselves are private to the crate.
+pub use rules::{Fix, RULES, Rule, WIRE_RULES, WireRule, rule_for, wire_rule_for};
+
+// `turnkeeper-recover` applies a recovery that drops a thinking block the provider named (its
+// `RECOVER_RULE`) through the same helper the rules use, so that the removal is recorded the
+// same way (fingerprint, location). Not an API: the rule modules are private.
+#[doc(hidden)]
+pub use rules::common::remove_thinking;
 
 /// Why `repair` could not produce a body.
 #[derive(Debug, thiserror::Error)]

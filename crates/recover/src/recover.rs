@@ -47,7 +47,7 @@ use serde::Serialize;
 use turnkeeper_guard::{GuardViolation, Ledger, TurnStore};
 use turnkeeper_model::edit::object;
 use turnkeeper_model::{Draft, Format, FormatHint, ModelError, Transcript, read};
-use turnkeeper_prevent::rules::common::remove_thinking;
+use turnkeeper_prevent::remove_thinking;
 use turnkeeper_prevent::{
     Change, Finding, Fixer, MissingThinking, Mode, Options, PreventError, RequestChange, RuleId,
     Severity, ToolIdForm, context, repair,

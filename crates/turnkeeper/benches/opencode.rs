@@ -22,7 +22,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use turnkeeper::doctor::{self, PlanOptions};
-use turnkeeper::model::opencode::load_export;
+use turnkeeper::opencode::load_export;
 use turnkeeper::{FormatHint, Options, Severity, check_str, read};
 
 use workload::{Workload, corpus_thinking, large_enabled, quick_mode, specs};

@@ -1,12 +1,36 @@
-//! The OpenCode session doctor: plan the repairs of a stored session
-//! ([`turnkeeper_prevent::opencode::doctor`], where each repair carries its rule id), and write
-//! them in place through the stores crate's write layer ([`apply`]: backup first, every write
-//! atomic) or take them back ([`undo`]).
+//! The OpenCode session doctor (feature `stores`): plan the repairs of a stored session, each
+//! under its rule id (AN-05, AN-08, AN-10, AN-19, AN-23; the Anthropic-only ones only for a
+//! session bound for Anthropic), and write them in place ([`apply`]: backup and manifest first,
+//! every write atomic) or take them back ([`undo`]).
+//!
+//! The usual round: [`crate::stores::opencode::locate`] the store, load the session,
+//! [`check_stored`] it, [`plan`] the repairs, [`simulate`] them and check again, then [`apply`].
+//! (The planning is pure and also available without the feature, in [`crate::opencode`].)
+//!
+//! ```
+//! use turnkeeper::doctor::{PlanOptions, plan};
+//! use turnkeeper::opencode::load_export;
+//!
+//! // A user message whose only part is empty text (AN-05 when sent to Claude).
+//! let export = r#"{"info":{"id":"ses_1"},"messages":[{"info":{"id":"msg_1","role":"user",
+//!   "sessionID":"ses_1","time":{"created":1},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}},
+//!   "parts":[{"id":"prt_1","type":"text","text":"","messageID":"msg_1","sessionID":"ses_1"}]}],"todos":[]}"#;
+//! let session = load_export(export, "example")?;
+//! let planned = plan(&session, &PlanOptions::default());
+//! assert!(!planned.repairs.is_empty());
+//! # Ok::<(), turnkeeper::Error>(())
+//! ```
 
-use turnkeeper_stores::opencode::write::{self, Applied, Undone, WriteError};
+use turnkeeper_model::opencode::Plan;
+use turnkeeper_stores::opencode::write::{self, Applied, Undone};
 use turnkeeper_stores::opencode::{Located, StoreKind};
 
-pub use turnkeeper_prevent::opencode::doctor::{
+use crate::stores::WriteError;
+
+// The planning is pure and lives in `crate::opencode` (so a build without `stores` has it);
+// it is named here too so that a doctor round reads from one module.
+#[doc(no_inline)]
+pub use crate::opencode::{
     DoctorPlan, NEXT_PROMPT, PLACEHOLDER_TEXT, PlanOptions, Repair, RepairKind, has_errors,
     next_turn_body, plan, simulate,
 };
@@ -33,17 +57,27 @@ impl<'p> From<&'p Located> for StoreRef<'p> {
     }
 }
 
-/// Writes `plan` to the store (backup, manifest, atomic changes; see
-/// [`turnkeeper_stores::opencode::write`]).
+/// Writes `plan` to the store: a backup of everything it touches and a manifest first, then
+/// each change atomically; [`undo`] takes it back.
 ///
 /// # Errors
 /// The write layer's [`WriteError`].
 pub fn apply(store: StoreRef<'_>, plan: &DoctorPlan) -> Result<Applied, WriteError> {
-    let p = plan.to_write_plan();
     tracing::info!(session = %plan.session_id, repairs = plan.repairs.len(), "doctor: applying repairs");
+    apply_plan(store, &plan.to_write_plan())
+}
+
+/// Writes a part-level plan of one's own ([`crate::opencode::Plan`] of
+/// [`crate::opencode::PartChange`]s) the way [`apply`] writes the doctor's: backup and manifest
+/// first, each change atomic, undone by [`undo`].
+///
+/// # Errors
+/// The write layer's [`WriteError`] (an unsafe id, a part that is not there, a store in use, a
+/// file system or SQLite error).
+pub fn apply_plan(store: StoreRef<'_>, plan: &Plan) -> Result<Applied, WriteError> {
     match store {
-        StoreRef::Json(root) => write::apply_json(root, &p),
-        StoreRef::Sqlite(db) => write::apply_sqlite(db, &p),
+        StoreRef::Json(root) => write::apply_json(root, plan),
+        StoreRef::Sqlite(db) => write::apply_sqlite(db, plan),
     }
 }
 

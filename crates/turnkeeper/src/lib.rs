@@ -1,15 +1,40 @@
 //! turnkeeper keeps LLM conversation transcripts valid for the provider APIs that check them.
 //!
-//! This crate (`turnkeeper-kit` on crates.io, `turnkeeper` in code) is the facade a Rust agent
-//! depends on. It re-exports the pieces:
-//! - [`model`]: lossless readers for Anthropic, Gemini and OpenCode transcripts;
-//! - [`guard`]: the thinking-block ledger and the turn store;
-//! - [`prevent`]: model profiles and the rule pipeline behind [`check`] and [`repair`];
-//! - [`recover`]: the error classifier and the recovery planner;
-//! - `stores` and `doctor` (the default feature `stores`): the session stores agents keep on
-//!   disk, and the doctor that repairs them in place. Without the feature
+//! This crate (`turnkeeper-kit` on crates.io, `turnkeeper` in code) is the library an agent, a
+//! gateway or a binding depends on. Everything a user needs is named here or in one of the
+//! modules below; the crates behind it (`turnkeeper-model`, `-guard`, `-prevent`, `-recover`,
+//! `-stores`) are its implementation and are not re-exported whole.
+//!
+//! # Where to start
+//!
+//! - **Before sending a request:** [`check_str`] lists what the provider would reject
+//!   ([`Finding`]s, each under a [`RuleId`]); [`repair_str`] returns a body it accepts and a
+//!   [`Report`] of every [`Change`]. Both sniff the format (Anthropic Messages, Gemini, OpenAI
+//!   Chat / Responses, Bedrock Converse, OpenCode exports); [`check_as`] / [`repair_as`] take a
+//!   [`FormatHint`], and [`repair_str_into`] writes into a buffer kept from one request to the
+//!   next. Thinking blocks leave byte-identical or not at all, and the body comes back borrowed
+//!   when nothing needed a change.
+//! - **What is this body?** [`inspect`] tells its [`Format`], why, and a summary of its
+//!   messages.
+//! - **After a 400:** [`classify`] reads the error text into a [`recovery::Diagnosis`];
+//!   [`recover`] plans and applies the edit that makes the request acceptable
+//!   ([`recovery`] holds the planner and its types).
+//! - **Options:** [`Options`] names the target model, the thinking [`Mode`], the betas, the
+//!   repair [`Policy`] and, optionally, a [`TurnStore`] of recorded turns ([`turns`]) from which
+//!   damaged thinking is put back instead of dropped.
+//! - **Stored agent sessions:** [`opencode`], [`claude_code`], [`codex`] and [`openclaw`] check a
+//!   session the way its next request will be sent and plan its repair (pure, no I/O); with the
+//!   default feature `stores`, [`stores`] finds, reads and rewrites them on disk (backup first,
+//!   every write atomic, undo) and [`doctor`] applies an OpenCode plan. Without the feature
 //!   (`default-features = false`) nothing here links SQLite or touches the file system beyond
-//!   the turn store.
+//!   the turn store and [`write_atomically`].
+//! - **Lower level:** [`read`] gives the lossless [`Transcript`] view ([`transcript`]) that
+//!   [`check`], [`repair`] and [`repair_into`] take, for callers that read once and judge
+//!   several times, or render findings at their place.
+//!
+//! Errors are [`Error`] (reading, repairing, session exports and stores), with
+//! [`recovery::RecoverError`], [`turns::TurnStoreError`] and, behind `stores`,
+//! [`stores::StoreError`] / [`stores::WriteError`] where those are the only things that can fail.
 //!
 //! # Example
 //!
@@ -34,25 +59,62 @@
 //! assert!(fixed.body.contains(r#""thinking":{"type":"disabled"}"#));
 //! # Ok::<(), turnkeeper::Error>(())
 //! ```
+//!
+//! And after the provider said no:
+//!
+//! ```
+//! use turnkeeper::recovery::{Action, Attempts, ErrorKind, plan};
+//!
+//! let error = r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#;
+//! let d = turnkeeper::classify(Some(429), error);
+//! assert_eq!(d.kind, ErrorKind::RetryableRateLimit);
+//! assert!(matches!(plan(&d, &Attempts::new()), Action::Retry { .. }));
+//! ```
 
+pub mod claude_code;
+pub mod codex;
 #[cfg(feature = "stores")]
 pub mod doctor;
+mod inspect;
+pub mod openclaw;
 pub mod opencode;
-
-pub use turnkeeper_guard as guard;
-pub use turnkeeper_model as model;
-pub use turnkeeper_prevent as prevent;
-pub use turnkeeper_recover as recover;
+pub mod recovery;
 #[cfg(feature = "stores")]
-pub use turnkeeper_stores as stores;
+pub mod stores;
+pub mod transcript;
+pub mod turns;
 
+pub use inspect::{Inspection, MessageSummary, WireTarget, inspect};
+pub use recovery::{classify, recover};
 pub use turnkeeper_guard::TurnStore;
-pub use turnkeeper_model::{Format, FormatHint, ModelError, Transcript, read};
+pub use turnkeeper_guard::fsio::write_atomically;
+pub use turnkeeper_model::read::read;
+pub use turnkeeper_model::{BodyKind, Format, FormatHint, ModelError, Sniffed, Transcript};
+/// Why a repair could not produce a body: the input could not be read, or (a turnkeeper bug) a
+/// rule touched a thinking block unreported and the repair failed closed.
+pub use turnkeeper_prevent::PreventError as RepairError;
+pub use turnkeeper_prevent::wire::{Provider, provider_of};
 pub use turnkeeper_prevent::{
-    BodyAt, Change, ChangeAction, Finding, Mode, Options, Policy, Profile, ProfileOverrides,
-    Repaired, RepairedInto, Report, RequestChange, RuleId, Severity, check, profile_for, repair,
-    repair_into,
+    BINDING_BETA, BodyAt, Change, ChangeAction, Finding, MissingThinking, Mode, Options, Policy,
+    PrefixEdit, Profile, ProfileOverrides, Repaired, RepairedInto, Report, RequestChange, RuleId,
+    Severity, ToolIdForm, UnknownRuleId, check, profile_for, repair, repair_into,
 };
+
+/// Tells the format of `body` from its own signs, and why (see [`Sniffed`]).
+///
+/// ```
+/// use turnkeeper::{Format, sniff};
+/// let s = sniff(r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#)?;
+/// assert_eq!(s.format, Format::Gemini);
+/// # Ok::<(), turnkeeper::ModelError>(())
+/// ```
+///
+/// # Errors
+/// When the body is not JSON, carries no sign of any format, or the signs of two
+/// ([`ModelError::Ambiguous`]).
+pub fn sniff(body: &str) -> Result<Sniffed, ModelError> {
+    turnkeeper_model::sniff_detail(body)
+}
 
 /// Everything that can go wrong through the facade.
 #[derive(Debug, thiserror::Error)]
@@ -61,16 +123,27 @@ pub enum Error {
     /// The transcript could not be read.
     #[error(transparent)]
     Model(#[from] ModelError),
-    /// The repair failed closed (see [`prevent::PreventError`]).
+    /// The repair failed closed, or its input could not be read (see [`RepairError`]).
     #[error(transparent)]
-    Prevent(#[from] turnkeeper_prevent::PreventError),
+    Repair(#[from] RepairError),
     /// An OpenCode export could not be read.
     #[error(transparent)]
-    Opencode(#[from] turnkeeper_model::opencode::error::OpencodeError),
-    /// A session store could not be read.
+    Opencode(#[from] opencode::OpencodeError),
+    /// [`inspect`] recognised the body's format but does not summarise that family yet (the
+    /// OpenAI Responses and Bedrock Converse bodies).
+    #[error(
+        "a {format} body ({why}); inspect reads Chat bodies of the OpenAI-style families so far"
+    )]
+    NotInspected {
+        /// The format recognised.
+        format: Format,
+        /// Why that format.
+        why: String,
+    },
+    /// A session store could not be read ([`stores::StoreError`]).
     #[cfg(feature = "stores")]
     #[error(transparent)]
-    Store(#[from] turnkeeper_stores::StoreError),
+    Store(#[from] stores::StoreError),
 }
 
 /// Reads `body` (format sniffed) and checks it.
@@ -83,7 +156,7 @@ pub fn check_str(body: &str, opts: &Options<'_>) -> Result<Vec<Finding>, Error> 
 
 /// Reads `body` as `hint` says (sniffed with [`FormatHint::Auto`]) and checks it under the rules
 /// of its own family: Anthropic, Gemini and OpenCode bodies through the block pipeline, OpenAI
-/// Chat, Responses and Converse bodies through [`prevent::wire`].
+/// Chat, Responses and Converse bodies through the rules of those wire families.
 ///
 /// ```
 /// use turnkeeper::{FormatHint, Options, check_as};
@@ -100,7 +173,7 @@ pub fn check_str(body: &str, opts: &Options<'_>) -> Result<Vec<Finding>, Error> 
 pub fn check_as(body: &str, hint: FormatHint, opts: &Options<'_>) -> Result<Vec<Finding>, Error> {
     let format = format_of(body, hint)?;
     if !format.is_transcript() {
-        return Ok(prevent::wire::check_wire(body, format, opts)?);
+        return Ok(turnkeeper_prevent::wire::check_wire(body, format, opts)?);
     }
     let t = read(body, FormatHint::Exactly(format))?;
     Ok(check(&t, opts))
@@ -110,7 +183,7 @@ pub fn check_as(body: &str, hint: FormatHint, opts: &Options<'_>) -> Result<Vec<
 fn format_of(body: &str, hint: FormatHint) -> Result<Format, ModelError> {
     match hint {
         FormatHint::Exactly(f) => Ok(f),
-        FormatHint::Auto => model::sniff(body),
+        FormatHint::Auto => turnkeeper_model::sniff(body),
     }
 }
 
@@ -126,7 +199,7 @@ pub fn repair_as<'a>(
 ) -> Result<Repaired<'a>, Error> {
     let format = format_of(body, hint)?;
     if !format.is_transcript() {
-        return Ok(prevent::wire::repair_wire(body, format, opts)?);
+        return Ok(turnkeeper_prevent::wire::repair_wire(body, format, opts)?);
     }
     let t = read(body, FormatHint::Exactly(format))?;
     Ok(repair(&t, opts)?)
@@ -170,7 +243,7 @@ pub fn repair_str_into(
     let format = format_of(body, FormatHint::Auto).inspect_err(|_| out.clear())?;
     if !format.is_transcript() {
         out.clear();
-        let done = prevent::wire::repair_wire(body, format, opts)?;
+        let done = turnkeeper_prevent::wire::repair_wire(body, format, opts)?;
         return Ok(RepairedInto {
             body: match done.body {
                 std::borrow::Cow::Borrowed(_) => BodyAt::Input,

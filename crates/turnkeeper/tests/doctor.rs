@@ -11,11 +11,12 @@ use std::fs;
 use std::path::Path;
 
 use doctor_support::{Kind, R, copy_dir, corpus, fresh, repair, sessions, tree};
+use turnkeeper::doctor::StoreRef;
 use turnkeeper::doctor::{self, PlanOptions};
-use turnkeeper::model::opencode::{Origin, ProblemKind};
-use turnkeeper::model::opencode::{PartChange, Plan};
 use turnkeeper::opencode::check_session;
-use turnkeeper::stores::opencode::write::{self, WriteError};
+use turnkeeper::opencode::{Origin, PartChange, Plan, ProblemKind};
+use turnkeeper::stores::opencode::list_backups;
+use turnkeeper::stores::{BACKUP_DIR, WriteError};
 use turnkeeper::{Options, Severity};
 
 fn update() -> bool {
@@ -30,7 +31,7 @@ fn expect(kind: Kind, work: &Path) -> R {
             if update() {
                 let _ = fs::remove_dir_all(&want_dir);
                 copy_dir(&work.join("storage"), &want_dir)?;
-                let _ = fs::remove_dir_all(want_dir.join(write::BACKUP_DIR));
+                let _ = fs::remove_dir_all(want_dir.join(BACKUP_DIR));
             }
             let got = tree(&work.join("storage"))?;
             let want = tree(&want_dir)?;
@@ -239,11 +240,11 @@ fn unsafe_ids_and_symlinks_never_lead_outside_the_root() -> R {
             }],
         };
         assert!(matches!(
-            write::apply_json(&storage, &plan),
+            doctor::apply_plan(StoreRef::Json(&storage), &plan),
             Err(WriteError::UnsafeId { .. })
         ));
         assert!(matches!(
-            write::apply_sqlite(&db, &plan),
+            doctor::apply_plan(StoreRef::Sqlite(&db), &plan),
             Err(WriteError::UnsafeId { .. })
         ));
     }
@@ -251,8 +252,8 @@ fn unsafe_ids_and_symlinks_never_lead_outside_the_root() -> R {
         session_id: "../../evil".to_owned(),
         changes: Vec::new(),
     };
-    assert!(write::apply_json(&storage, &evil_session).is_err());
-    assert!(write::list_backups(&storage, "../x").is_err());
+    assert!(doctor::apply_plan(StoreRef::Json(&storage), &evil_session).is_err());
+    assert!(list_backups(&storage, "../x").is_err());
     // A part directory that is a symlink out of the root.
     #[cfg(unix)]
     {
@@ -266,7 +267,7 @@ fn unsafe_ids_and_symlinks_never_lead_outside_the_root() -> R {
             }],
         };
         assert!(matches!(
-            write::apply_json(&storage, &plan),
+            doctor::apply_plan(StoreRef::Json(&storage), &plan),
             Err(WriteError::OutsideRoot { .. })
         ));
         assert_eq!(fs::read_to_string(&victim)?, "{}");
@@ -278,8 +279,8 @@ fn unsafe_ids_and_symlinks_never_lead_outside_the_root() -> R {
         &p.kind,
         ProblemKind::UnsafeId { id, .. } if id.contains("..")
     )));
-    assert!(!storage.join(write::BACKUP_DIR).exists());
-    assert!(!w.join(write::BACKUP_DIR).exists());
+    assert!(!storage.join(BACKUP_DIR).exists());
+    assert!(!w.join(BACKUP_DIR).exists());
     let sqlite_session = Kind::Sqlite.load(w, &id)?;
     assert!(sqlite_session.problems.iter().any(|p| matches!(
         &p.kind,
@@ -333,7 +334,7 @@ fn a_part_changed_since_planning_stops_the_repair_before_any_write() -> R {
             w.to_owned()
         };
         assert!(
-            write::list_backups(&root, id)?
+            list_backups(&root, id)?
                 .iter()
                 .all(|b| b.manifest.is_none()),
             "{kind:?}: a complete backup was written for a refused repair"
@@ -362,11 +363,11 @@ fn undo_refuses_to_lose_a_later_change() -> R {
     fs::write(&path, "{\"later\":true}")?;
     let storage = w.join("storage");
     assert!(matches!(
-        write::undo_json(&storage, id, false),
+        doctor::undo(StoreRef::Json(&storage), id, false),
         Err(WriteError::ChangedSinceRepair { .. })
     ));
     assert_eq!(fs::read_to_string(&path)?, "{\"later\":true}");
-    write::undo_json(&storage, id, true)?;
+    doctor::undo(StoreRef::Json(&storage), id, true)?;
     assert_ne!(fs::read_to_string(&path)?, "{\"later\":true}");
     Ok(())
 }

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use doctor_support::{Kind, R, fresh, repair, sessions};
 use turnkeeper::doctor;
-use turnkeeper::stores::opencode::write::{self, BACKUP_DIR, CRASH_ENV, TMP_SUFFIX, WriteError};
+use turnkeeper::stores::opencode::{CRASH_ENV, TMP_SUFFIX, crash_steps};
+use turnkeeper::stores::{BACKUP_DIR, WriteError};
 
 const CHILD_DIR: &str = "TK_CRASH_CHILD_DIR";
 const CHILD_KIND: &str = "TK_CRASH_CHILD_KIND";
@@ -43,17 +44,17 @@ fn crash_child() -> R {
     };
     let Some(dir) = std::env::var_os(CHILD_DIR) else {
         let work = fresh()?;
-        let before = write::crash_steps();
+        let before = crash_steps();
         for id in targets()? {
             assert!(repair(kind, work.path(), &id)? > 0);
         }
-        assert!(write::crash_steps() > before, "write steps are not counted");
+        assert!(crash_steps() > before, "write steps are not counted");
         return Ok(());
     };
     for id in targets()? {
         repair(kind, Path::new(&dir), &id)?;
     }
-    println!("steps={}", write::crash_steps());
+    println!("steps={}", crash_steps());
     Ok(())
 }
 

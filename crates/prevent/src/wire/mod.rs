@@ -6,9 +6,9 @@
 //! `vendor/model` → a router, ...). Rules every provider enforces (tool-call pairing, empty
 //! messages) are errors whatever the provider; a provider's own rules run only on its target.
 //!
-//! Every rule is a file of [`crate::rules`] with a `run` function over the family's context; it
-//! reports through the context and plans its repair there, as a [`Plan`] of byte-range edits, so
-//! that what it does not change is copied byte for byte. [`repair_wire`] applies the plan, reads
+//! Every rule is a file of `rules/` (listed in [`crate::WIRE_RULES`]) with a `run` function over
+//! the family's context; it reports through the context and plans its repair there, as a
+//! [`Plan`] of byte-range edits, so that what it does not change is copied byte for byte. [`repair_wire`] applies the plan, reads
 //! the result again and repeats until a pass changes nothing (at most four passes), then checks
 //! the result: what is still found is `findings_left`. No rule writes reasoning: a reasoning
 //! field or item leaves byte-identical or goes whole with its message or item, and the only

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use turnkeeper::doctor::{self, PlanOptions, StoreRef};
-use turnkeeper::model::opencode::Session;
-use turnkeeper::stores::opencode::write::BACKUP_DIR;
+use turnkeeper::opencode::Session;
+use turnkeeper::stores::BACKUP_DIR;
 use turnkeeper::stores::opencode::{JsonStore, SqliteStore};
 
 pub type R<T = ()> = Result<T, Box<dyn std::error::Error>>;
