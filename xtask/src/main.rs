@@ -61,6 +61,9 @@ COMMANDS:
                              dev profile), pytest (agreement with the CLI on the corpus, the
                              real anthropic, openai and litellm against a mock upstream);
                              skipped without python3 + venv + pip, a failure so under CI=true
+                real clients cargo test -p turnkeeper-proxy --test real_clients with that venv's
+                             python (the openai and google-genai SDKs through the proxy),
+                             TURNKEEPER_REQUIRE_REAL_CLIENTS=1: a missing SDK fails
                 node         bindings/node/test.sh: npm install in bindings/node (@napi-rs/cli,
                              napi build --platform, dev profile), npm test (node --test:
                              agreement with the CLI on the corpus), then the same in

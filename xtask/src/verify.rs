@@ -334,7 +334,9 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         Check::Tests,
     )?;
 
-    python_step(v)?;
+    if python_step(v)? {
+        real_clients_step(v)?;
+    }
     node_step(v)?;
 
     if opts.quick {
@@ -384,14 +386,14 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
 /// PyPI, the real `anthropic`, `openai` and `litellm` against a mock upstream). Without a
 /// `python3` that has `venv` and `pip` the step is skipped with a line saying so, and fails
 /// under `CI=true`, where the package must be tested.
-fn python_step(v: &mut Verify) -> Result<()> {
+fn python_step(v: &mut Verify) -> Result<bool> {
     const NAME: &str = "python (bindings/python)";
     let root = v.root.clone();
     let probe = Cmd::new(&root, "python3").args(["-c", "import venv, ensurepip, pip"]);
     if !probe.succeeds() {
         let why = "python3 with venv and pip is not available";
         if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            return v.finish(
+            v.finish(
                 NAME,
                 Duration::ZERO,
                 String::new(),
@@ -399,10 +401,11 @@ fn python_step(v: &mut Verify) -> Result<()> {
                     "{why}; under CI=true the Python package must be tested"
                 )),
                 &probe.display(),
-            );
+            )?;
+            return Ok(false);
         }
         v.skip(NAME, why);
-        return Ok(());
+        return Ok(false);
     }
     let cmd = Cmd::new(&root, "bash").arg("bindings/python/test.sh");
     println!(
@@ -422,7 +425,30 @@ fn python_step(v: &mut Verify) -> Result<()> {
         .map(|l| l.trim().to_owned())
         .unwrap_or_default();
     let problem = (!out.status.success()).then(|| fmt_status(out.status));
-    v.finish(NAME, out.elapsed, note, problem, &cmd.display())
+    v.finish(NAME, out.elapsed, note, problem, &cmd.display())?;
+    Ok(true)
+}
+
+/// The real Python SDKs through the proxy (`crates/proxy/tests/real_clients.rs`: the `openai`
+/// SDK on the Chat and Responses routes, `google-genai` on the Gemini route), with the venv the
+/// python step built (its pinned `bindings/python/requirements-test.txt`). The test build of the
+/// `test` step ran them before that venv existed, so they skipped there; here they are required
+/// (`TURNKEEPER_REQUIRE_REAL_CLIENTS=1`: a missing SDK fails instead of skipping).
+fn real_clients_step(v: &mut Verify) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| v.root.join("target"));
+    let python = target.join("python-venv/bin/python").display().to_string();
+    v.step(
+        "real clients (openai, google-genai through the proxy)",
+        &Cmd::cargo(&v.root.clone())
+            .env("TURNKEEPER_OPENAI_PYTHON", python.clone())
+            .env("TURNKEEPER_GENAI_PYTHON", python)
+            .env("TURNKEEPER_REQUIRE_REAL_CLIENTS", "1")
+            .args(["test", "-p", "turnkeeper-proxy", "--test", "real_clients"]),
+        Check::Tests,
+    )?;
+    Ok(())
 }
 
 /// The Node package (`bindings/node`): `npm install` builds the addon with napi-rs' CLI and

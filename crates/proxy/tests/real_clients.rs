@@ -3,8 +3,9 @@
 //! `alt=sse`, follow-ups with and without the call's signature). The SDKs come from PyPI, pinned
 //! in `bindings/python/requirements-test.txt`: a `python` named by `TURNKEEPER_OPENAI_PYTHON` /
 //! `TURNKEEPER_GENAI_PYTHON`, else the venv `bindings/python/test.sh` builds in the target
-//! directory (`python-venv`). Without the SDK a test prints one line and skips, also under CI
-//! (`cargo xtask verify` runs the cargo tests before `test.sh` builds that venv).
+//! directory (`python-venv`). Without the SDK a test prints one line and skips; `cargo xtask verify`
+//! runs them again after the python step built that venv, with `TURNKEEPER_REQUIRE_REAL_CLIENTS=1`,
+//! where a missing SDK fails.
 
 mod support;
 
@@ -14,8 +15,19 @@ use support::*;
 
 /// A `python` that imports `module`: the one `var` names, else the venv of
 /// `bindings/python/test.sh` (`<target dir>/python-venv`, the target dir found from this test's
-/// own path, `<target dir>/debug/deps/`).
+/// own path, `<target dir>/debug/deps/`). With `TURNKEEPER_REQUIRE_REAL_CLIENTS=1` (the verify
+/// step that runs these tests after the venv is built) a missing SDK is a failure, not a skip.
 fn python(var: &str, module: &str) -> Option<String> {
+    let found = find_python(var, module);
+    if found.is_none() && std::env::var("TURNKEEPER_REQUIRE_REAL_CLIENTS").is_ok_and(|v| v == "1") {
+        panic!(
+            "no python with `{module}` (set {var}); TURNKEEPER_REQUIRE_REAL_CLIENTS=1 requires it"
+        );
+    }
+    found
+}
+
+fn find_python(var: &str, module: &str) -> Option<String> {
     let venv = std::env::current_exe()
         .ok()
         .and_then(|exe| {
