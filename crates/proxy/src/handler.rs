@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 use std::time::Instant;
+use turnkeeper_prevent::wire::WireBody;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderValue};
@@ -142,15 +143,12 @@ async fn lookup(
 /// The keys each assistant turn of a Chat or Responses request is found by in the turn store,
 /// best first ([`turnkeeper_guard::WireTurn::keys`]): per Chat assistant message, its tool call
 /// ids, else the hash of its text; per Responses reasoning item or item a response produced,
-/// its `call_id`, then its `id`. Empty when the body does not read (the repair says why).
-fn wire_wanted(family: Family, text: &str) -> Vec<Vec<String>> {
+/// its `call_id`, then its `id`. From the body's one reading, which the repair then uses.
+fn wire_wanted(body: &WireBody<'_>, text: &str) -> Vec<Vec<String>> {
     use turnkeeper_model::wire::{chat, responses};
     let mut wanted = Vec::new();
-    match family {
-        Family::Chat => {
-            let Ok(body) = chat::read(text) else {
-                return wanted;
-            };
+    match body {
+        WireBody::Chat(body) => {
             for m in &body.messages {
                 if m.role != chat::ChatRole::Assistant {
                     continue;
@@ -177,10 +175,7 @@ fn wire_wanted(family: Family, text: &str) -> Vec<Vec<String>> {
                 }
             }
         }
-        Family::Responses => {
-            let Ok(body) = responses::read(text) else {
-                return wanted;
-            };
+        WireBody::Responses(body) => {
             for it in &body.items {
                 if it.kind != responses::ItemKind::Reasoning && !it.is_model_output() {
                     continue;
@@ -197,7 +192,6 @@ fn wire_wanted(family: Family, text: &str) -> Vec<Vec<String>> {
                 }
             }
         }
-        Family::Messages | Family::Gemini => {}
     }
     wanted
 }
@@ -288,12 +282,19 @@ async fn prepare(
             repair(&t, &prepared.options())
         }
         Family::Chat | Family::Responses => {
-            let format = route.family.format();
-            let wanted = wire_wanted(route.family, text);
+            // Read once: the turn ids for the store, then the repair on the same reading.
+            let body = match WireBody::read(text, route.family.format()) {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
+                    return Err(("unparsable", bytes));
+                }
+            };
+            let wanted = wire_wanted(&body, text);
             let found = state.turns.lookup_wire(&wanted).await;
             count_lookup(state, label, &found);
             prepared.store = found.store;
-            turnkeeper_prevent::wire::repair_wire(text, format, &prepared.options())
+            turnkeeper_prevent::wire::repair_wire_read(text, body, &prepared.options())
         }
     };
     let repaired = match repaired {

@@ -221,17 +221,61 @@ fn target_of(body_model: Option<Cow<'_, str>>, opts: &Options<'_>) -> Target {
 
 /// One pass over `src`: its findings and, when `repair`, the planned changes and the new body
 /// (`None` when nothing changed).
+/// A Chat Completions or Responses body, read once: for a caller that needs the reading before
+/// the repair (the proxy asks its turn store for the turn ids the body names) and hands it to
+/// [`repair_wire_read`] instead of having the body read twice.
+#[derive(Debug)]
+pub enum WireBody<'a> {
+    /// A Chat Completions request.
+    Chat(turnkeeper_model::wire::chat::ChatBody<'a>),
+    /// A Responses request.
+    Responses(turnkeeper_model::wire::responses::ResponsesBody<'a>),
+}
+
+impl<'a> WireBody<'a> {
+    /// Reads `src` as `format` (Chat or Responses).
+    ///
+    /// # Errors
+    /// When the body does not read as `format`, or `format` is neither.
+    pub fn read(src: &'a str, format: Format) -> Result<WireBody<'a>, ModelError> {
+        match format {
+            Format::Chat => turnkeeper_model::wire::chat::read(src).map(WireBody::Chat),
+            Format::Responses => {
+                turnkeeper_model::wire::responses::read(src).map(WireBody::Responses)
+            }
+            other => Err(ModelError::NotTranscript { format: other }),
+        }
+    }
+
+    /// The body's format.
+    pub fn format(&self) -> Format {
+        match self {
+            WireBody::Chat(_) => Format::Chat,
+            WireBody::Responses(_) => Format::Responses,
+        }
+    }
+}
+
 fn pass(
     src: &str,
     format: Format,
     opts: &Options<'_>,
     repair: bool,
 ) -> Result<(WireOut, Option<String>), ModelError> {
-    match format {
-        Format::Chat => {
-            let body = turnkeeper_model::wire::chat::read(src)?;
+    Ok(pass_on(src, &WireBody::read(src, format)?, opts, repair))
+}
+
+/// One pass of the rules over `body`, the reading of `src`.
+fn pass_on(
+    src: &str,
+    body: &WireBody<'_>,
+    opts: &Options<'_>,
+    repair: bool,
+) -> (WireOut, Option<String>) {
+    match body {
+        WireBody::Chat(body) => {
             let target = target_of(body.model(), opts);
-            let mut out = chat::run(&body, &target, &opts.policy, opts.store, repair);
+            let mut out = chat::run(body, &target, &opts.policy, opts.store, repair);
             let new = if repair {
                 turnkeeper_model::wire::render(
                     src,
@@ -241,20 +285,18 @@ fn pass(
             } else {
                 None
             };
-            Ok((out, new))
+            (out, new)
         }
-        Format::Responses => {
-            let body = turnkeeper_model::wire::responses::read(src)?;
+        WireBody::Responses(body) => {
             let target = target_of(body.model(), opts);
-            let mut out = responses::run(&body, &target, &opts.policy, opts.store, repair);
+            let mut out = responses::run(body, &target, &opts.policy, opts.store, repair);
             let new = if repair {
                 turnkeeper_model::wire::render(src, &body.input_at, std::mem::take(&mut out.plan))
             } else {
                 None
             };
-            Ok((out, new))
+            (out, new)
         }
-        other => Err(ModelError::NotTranscript { format: other }),
     }
 }
 
@@ -288,12 +330,31 @@ pub fn repair_wire<'a>(
     if format == Format::Converse {
         return converse::repair_converse(src, opts);
     }
+    let body = WireBody::read(src, format)?;
+    repair_wire_read(src, body, opts)
+}
+
+/// [`repair_wire`] on a body the caller has read already ([`WireBody::read`] of `src`): the
+/// first pass uses that reading instead of reading `src` again.
+///
+/// # Errors
+/// As [`repair_wire`].
+pub fn repair_wire_read<'a>(
+    src: &'a str,
+    body: WireBody<'_>,
+    opts: &Options<'_>,
+) -> Result<Repaired<'a>, PreventError> {
+    let format = body.format();
+    let mut first = Some(body);
     let mut report = Report::default();
     let mut current: Option<String> = None;
     let mut restored: Vec<String> = Vec::new();
     for _ in 0..4 {
         let text = current.as_deref().unwrap_or(src);
-        let (out, new) = pass(text, format, opts, true)?;
+        let (out, new) = match first.take() {
+            Some(body) => pass_on(text, &body, opts, true),
+            None => pass(text, format, opts, true)?,
+        };
         match new {
             Some(body) if body != text => {
                 report.changes.extend(out.changes);
