@@ -147,12 +147,8 @@ fn repair_exit_3_when_errors_remain() {
     );
 }
 
-#[test]
-fn store_add_then_check_restores_an_altered_turn() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = dir.path().join("store");
-    let response = dir.path().join("resp.json");
-    std::fs::write(&response, r#"{"id":"msg_9","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"thinking","thinking":"why","signature":"EqQBCkYIBxgCKkDv"},{"type":"tool_use","id":"toolu_9","name":"f","input":{}}]}"#).expect("writes");
+/// `turnkeeper store add --store STORE RESPONSE`, which must succeed.
+fn store_add(store: &std::path::Path, response: &std::path::Path) {
     let o = run(&[
         "store",
         "add",
@@ -166,6 +162,15 @@ fn store_add_then_check_restores_an_altered_turn() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+#[test]
+fn store_add_then_check_restores_an_altered_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("store");
+    let response = dir.path().join("resp.json");
+    std::fs::write(&response, r#"{"id":"msg_9","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"thinking","thinking":"why","signature":"EqQBCkYIBxgCKkDv"},{"type":"tool_use","id":"toolu_9","name":"f","input":{}}]}"#).expect("writes");
+    store_add(&store, &response);
     let req = dir.path().join("req.json");
     std::fs::write(&req, r#"{"model":"claude-sonnet-4-5","max_tokens":4000,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"r"}]}]}"#).expect("writes");
     let o = run(&[
@@ -193,19 +198,7 @@ fn store_add_of_a_gemini_response_re_signs_its_call() {
     let response = dir.path().join("resp.json");
     let sig = "CiQBcsjafAbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/AbCdEfGhIjKl==";
     std::fs::write(&response, format!(r#"{{"candidates":[{{"content":{{"role":"model","parts":[{{"functionCall":{{"id":"call_1","name":"add","args":{{"a":2,"b":3}}}},"thoughtSignature":"{sig}"}}]}},"finishReason":"STOP"}}],"modelVersion":"gemini-3-pro-preview"}}"#)).expect("writes");
-    let o = run(&[
-        "store",
-        "add",
-        "--store",
-        store.to_str().unwrap_or_default(),
-        response.to_str().unwrap_or_default(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    store_add(&store, &response);
     let req = dir.path().join("req.json");
     let body = |signed: &str| {
         format!(

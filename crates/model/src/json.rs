@@ -104,16 +104,23 @@ impl StrSpan {
         if !self.escaped {
             return raw.trim_start().is_empty();
         }
-        let maybe_blank = raw.bytes().all(|b| {
-            b >= 0x80
-                || matches!(
-                    b,
-                    b' ' | b'\t' | b'\n' | b'\r' | b'\\' | b'n' | b't' | b'r' | b'u'
-                )
-                || b.is_ascii_hexdigit()
-        });
-        maybe_blank && unescape(raw).trim().is_empty()
+        may_be_blank(raw) && unescape(raw).trim().is_empty()
     }
+}
+
+/// True when the raw contents of a JSON string (between its quotes, escapes as written) may
+/// decode to whitespace only: every byte is ASCII whitespace, part of an escape (`\`, `n`, `t`,
+/// `r`, `u`, hex digits) or non-ASCII (which may be Unicode whitespace). One look at the bytes;
+/// `false` settles it, `true` needs the decoded text.
+pub fn may_be_blank(raw: &str) -> bool {
+    raw.bytes().all(|b| {
+        b >= 0x80
+            || matches!(
+                b,
+                b' ' | b'\t' | b'\n' | b'\r' | b'\\' | b'n' | b't' | b'r' | b'u'
+            )
+            || b.is_ascii_hexdigit()
+    })
 }
 
 /// True for a byte of standard or URL-safe base64, padding included. Written as comparisons

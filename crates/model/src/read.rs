@@ -783,15 +783,12 @@ fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool)> {
     Ok((span, clean))
 }
 
-/// Whether the JSON value `v` (as written) may be a blank text: not a string, or a string of
-/// whitespace, escapes and non-ASCII bytes only (which one look at the bytes tells).
+/// Whether the JSON value `v` (as written) may be a blank text: not a string, or one whose
+/// bytes [`crate::json::may_be_blank`] cannot tell from blank.
 fn may_be_blank(v: &str) -> bool {
-    let Some(inner) = v.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
-        return true;
-    };
-    inner.bytes().all(|c| {
-        c >= 0x80 || c.is_ascii_whitespace() || c.is_ascii_hexdigit() || b"\\ntru".contains(&c)
-    })
+    v.strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .is_none_or(crate::json::may_be_blank)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -365,6 +365,21 @@ impl<'t, 'a> Fixer<'t, 'a> {
         block: NewBlock,
         reason: impl Into<String>,
     ) -> bool {
+        self.replace_block(rule, (i, j), block, ChangeAction::EditedBlock, reason, true)
+    }
+
+    /// Replaces block `j` of message `i` with `block` and reports `action`; `prefix_edit` says
+    /// whether it counts as an edit of the prefix (AN-25). The one place [`Fixer::edit_block`],
+    /// [`Fixer::edit_cache_hint`] and [`Fixer::restore_signature`] swap a block.
+    fn replace_block(
+        &mut self,
+        rule: RuleId,
+        (i, j): (usize, usize),
+        block: NewBlock,
+        action: ChangeAction,
+        reason: impl Into<String>,
+        prefix_edit: bool,
+    ) -> bool {
         if !self.repair {
             return false;
         }
@@ -373,8 +388,10 @@ impl<'t, 'a> Fixer<'t, 'a> {
             return false;
         }
         self.d.insert_block(i, j, DraftBlock::New(Box::new(block)));
-        self.note_edit(i);
-        self.push(rule, ChangeAction::EditedBlock, l.path, reason.into(), None);
+        if prefix_edit {
+            self.note_edit(i);
+        }
+        self.push(rule, action, l.path, reason.into(), None);
         true
     }
 
@@ -390,16 +407,17 @@ impl<'t, 'a> Fixer<'t, 'a> {
         block: NewBlock,
         reason: impl Into<String>,
     ) -> bool {
-        if !self.repair || self.d.block(i, j).is_none_or(|b| b.kind().is_thinking()) {
+        if self.d.block(i, j).is_none_or(|b| b.kind().is_thinking()) {
             return false;
         }
-        let l = loc(&self.d, i, Some(j));
-        if self.d.remove_block(i, j).is_none() {
-            return false;
-        }
-        self.d.insert_block(i, j, DraftBlock::New(Box::new(block)));
-        self.push(rule, ChangeAction::EditedBlock, l.path, reason.into(), None);
-        true
+        self.replace_block(
+            rule,
+            (i, j),
+            block,
+            ChangeAction::EditedBlock,
+            reason,
+            false,
+        )
     }
 
     /// Replaces top-level parameter `key` with `value` and reports it as a change at `path`
@@ -462,25 +480,19 @@ impl<'t, 'a> Fixer<'t, 'a> {
         block: NewBlock,
         reason: impl Into<String>,
     ) -> bool {
-        if !self.repair {
-            return false;
-        }
-        let l = loc(&self.d, i, Some(j));
-        if self.d.remove_block(i, j).is_none() {
-            return false;
-        }
         let raw = block.json.clone();
-        self.d.insert_block(i, j, DraftBlock::New(Box::new(block)));
-        self.note_edit(i);
-        self.s.restored.push(raw);
-        self.push(
+        let done = self.replace_block(
             rule,
+            (i, j),
+            block,
             ChangeAction::RestoredField,
-            l.path,
-            reason.into(),
-            None,
+            reason,
+            true,
         );
-        true
+        if done {
+            self.s.restored.push(raw);
+        }
+        done
     }
 
     /// Moves block `from` (message, block) to position `to` (message, block), as one reported

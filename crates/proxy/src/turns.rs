@@ -53,6 +53,18 @@ pub(crate) struct Found {
     pub(crate) error: bool,
 }
 
+impl Found {
+    /// No turn yet: an empty store, no hit, no miss.
+    fn nothing() -> Found {
+        Found {
+            store: TurnStore::in_memory(),
+            hits: 0,
+            misses: 0,
+            error: false,
+        }
+    }
+}
+
 impl Turns {
     pub(crate) async fn open(config: &Config) -> Result<Turns, ProxyError> {
         match &config.store {
@@ -96,12 +108,7 @@ impl Turns {
 
     /// The stored turns matching `wanted`, one entry per assistant message.
     pub(crate) async fn lookup(&self, wanted: &[TurnKeys]) -> Found {
-        let mut found = Found {
-            store: TurnStore::in_memory(),
-            hits: 0,
-            misses: 0,
-            error: false,
-        };
+        let mut found = Found::nothing();
         if wanted.is_empty() {
             return found;
         }
@@ -148,12 +155,7 @@ impl Turns {
     /// The stored wire turns for one request: `wanted` holds, per assistant message or output
     /// item, the keys it is found by, best first. One hit or miss per entry.
     pub(crate) async fn lookup_wire(&self, wanted: &[Vec<String>]) -> Found {
-        let mut found = Found {
-            store: TurnStore::in_memory(),
-            hits: 0,
-            misses: 0,
-            error: false,
-        };
+        let mut found = Found::nothing();
         if wanted.is_empty() {
             return found;
         }

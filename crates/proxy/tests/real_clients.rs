@@ -47,6 +47,26 @@ fn find_python(var: &str, module: &str) -> Option<String> {
     ok.then_some(py)
 }
 
+/// Runs a client script (`cmd`, its environment set) against the proxy on loopback, asserts it
+/// succeeded, and gives its standard output and the JSON line it printed per call.
+async fn run_client(mut cmd: Command) -> (String, Vec<serde_json::Value>) {
+    cmd.env("NO_PROXY", "127.0.0.1");
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("python runs"))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    (stdout, lines)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openai_python_sdk_through_the_proxy() {
     let Some(py) = python("TURNKEEPER_OPENAI_PYTHON", "openai") else {
@@ -58,29 +78,14 @@ async fn the_openai_python_sdk_through_the_proxy() {
     let Some((mock, proxy)) = start_all(|_| {}).await else {
         return;
     };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/openai_sdk.py");
-    let base = format!("{}/v1", base(&proxy));
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(py)
-            .arg(script)
-            .env("OPENAI_BASE_URL", base)
-            .env_remove("OPENAI_API_KEY")
-            .env("NO_PROXY", "127.0.0.1")
-            .output()
-            .expect("python runs")
-    })
-    .await
-    .expect("join");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
+    let mut cmd = Command::new(py);
+    cmd.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/openai_sdk.py"
+    ))
+    .env("OPENAI_BASE_URL", format!("{}/v1", base(&proxy)))
+    .env_remove("OPENAI_API_KEY");
+    let (stdout, lines) = run_client(cmd).await;
     println!("{stdout}");
     assert_eq!(lines.len(), 4, "{stdout}");
     assert!(lines[0]["choices"].as_u64() >= Some(1), "{stdout}");
@@ -144,39 +149,23 @@ async fn the_google_genai_python_sdk_through_the_proxy() {
         .clone()
         .expect("the recorded follow-up replays the signature");
     assert!(String::from_utf8_lossy(&first.response).contains(&recorded_sig));
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/genai_sdk.py");
-    let base = base(&proxy);
-    let envs = [
-        ("GENAI_BASE_URL", base),
+    let mut cmd = Command::new(py);
+    cmd.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/genai_sdk.py"
+    ))
+    .envs([
+        ("GENAI_BASE_URL", base(&proxy)),
         ("GENAI_MODEL", first.model.clone()),
         ("GENAI_FIRST", first.id.clone()),
         ("GENAI_NEXT", next.id.clone()),
         ("GENAI_STREAM", stream.id.clone()),
-    ];
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(py)
-            .arg(script)
-            .envs(envs)
-            .env_remove("GOOGLE_API_KEY")
-            .env_remove("GEMINI_API_KEY")
-            .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
-            .env_remove("GOOGLE_GENAI_API_VERSION")
-            .env("NO_PROXY", "127.0.0.1")
-            .output()
-            .expect("python runs")
-    })
-    .await
-    .expect("join");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
+    ])
+    .env_remove("GOOGLE_API_KEY")
+    .env_remove("GEMINI_API_KEY")
+    .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
+    .env_remove("GOOGLE_GENAI_API_VERSION");
+    let (stdout, lines) = run_client(cmd).await;
     assert_eq!(lines.len(), 4, "{stdout}");
     let received = mock.received();
     assert_eq!(received.len(), 4, "no retries, no extra requests");

@@ -255,10 +255,7 @@ fn blank_string(v: &str) -> bool {
     let Some(inner) = v.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
         return true;
     };
-    let maybe = inner.bytes().all(|c| {
-        c >= 0x80 || c.is_ascii_whitespace() || c.is_ascii_hexdigit() || b"\\ntru".contains(&c)
-    });
-    maybe
+    turnkeeper_model::json::may_be_blank(inner)
         && serde_json::from_str::<String>(v)
             .map(|t| t.trim().is_empty())
             .unwrap_or(true)
