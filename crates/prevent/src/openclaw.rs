@@ -500,8 +500,22 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
     let mut partial: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     let mut answer: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut relink: BTreeSet<usize> = BTreeSet::new();
+    // A call id repeated within one line is answered once: one result answers every call of
+    // that id (a second result for it would be an AN-10 finding of its own).
+    let mut answered: BTreeSet<(usize, &str)> = BTreeSet::new();
     for x in &issues {
         let l = &s.lines[x.line];
+        if let Fix::AnswerCall(k) = x.fix {
+            let call = l
+                .content
+                .as_ref()
+                .and_then(|(b, _)| b.get(k))
+                .and_then(|b| b.id.as_deref())
+                .unwrap_or_default();
+            if !answered.insert((x.line, call)) {
+                continue;
+            }
+        }
         let (action, fp) = match x.fix {
             Fix::DropLine => {
                 drop.insert(x.line);
@@ -547,6 +561,9 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
         .collect();
     let mut tail_of: HashMap<String, String> = HashMap::new();
     let mut added: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    // Every added line gets an id no other line has (the seed is the line and call ids; a
+    // collision, say two lines sharing an id, takes the next seed).
+    let mut taken: HashSet<String> = by_id.keys().cloned().collect();
     for (&i, ks) in &answer {
         let l = &s.lines[i];
         let Some(aid) = l.id.clone() else { continue };
@@ -556,7 +573,13 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
                 continue;
             };
             let call = b.id.clone().unwrap_or_default();
-            let rid = new_id(&format!("{aid}:{call}"));
+            let mut rid = new_id(&format!("{aid}:{call}"));
+            for n in 1.. {
+                if taken.insert(rid.clone()) {
+                    break;
+                }
+                rid = new_id(&format!("{aid}:{call}:{n}"));
+            }
             let result = serde_json::json!({
                 "type": "message", "id": rid, "parentId": parent,
                 "message": {"role": "toolResult", "toolCallId": call,
