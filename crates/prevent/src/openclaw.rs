@@ -592,14 +592,37 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
         }
         tail_of.insert(aid, parent);
     }
-    let effective_parent = |mut p: Option<String>| -> Option<String> {
-        for _ in 0..s.lines.len() {
-            match p.as_ref().and_then(|x| by_id.get(x)) {
-                Some(&j) if drop.contains(&j) => p = s.lines[j].parent.clone(),
-                _ => break,
+    // A parent id is gone when no kept line has it (a file may repeat an id, on a dropped line
+    // and a kept one). A gone parent is replaced by the dropped line's own parent, and so on up;
+    // a chain of dropped lines that comes back to an id already seen (a line its own parent, or
+    // a loop) has no kept ancestor: `None`, and the line is re-linked to the entry written
+    // before it, as a line whose parent never was in the file is.
+    let kept_ids: HashSet<&str> = s
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .filter_map(|(_, l)| l.id.as_deref())
+        .collect();
+    let dropped_by_id: HashMap<&str, usize> = drop
+        .iter()
+        .filter_map(|&j| s.lines[j].id.as_deref().map(|d| (d, j)))
+        .collect();
+    let effective_parent = |mut p: Option<String>| -> Option<Option<String>> {
+        let mut seen: HashSet<String> = HashSet::new();
+        while let Some(x) = p.as_deref() {
+            if kept_ids.contains(x) {
+                break;
             }
+            let Some(&j) = dropped_by_id.get(x) else {
+                break;
+            };
+            if !seen.insert(x.to_owned()) {
+                return None;
+            }
+            p = s.lines[j].parent.clone();
         }
-        p.map(|x| tail_of.get(&x).cloned().unwrap_or(x))
+        Some(p.map(|x| tail_of.get(&x).cloned().unwrap_or(x)))
     };
     let mut text = String::with_capacity(s.text.len());
     for (i, l) in s.lines.iter().enumerate() {
@@ -630,15 +653,18 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
                 .collect();
             edits.push((*arr, format!("[{}]", kept.join(","))));
         }
-        let newp = if relink.contains(&i) {
+        let before = || {
             let prev = (0..i).rev().find(|&j| {
                 !drop.contains(&j)
                     && s.lines[j].id.is_some()
                     && s.lines[j].kind.as_deref() != Some("session")
             });
-            effective_parent(prev.and_then(|j| s.lines[j].id.clone()))
+            effective_parent(prev.and_then(|j| s.lines[j].id.clone())).flatten()
+        };
+        let newp = if relink.contains(&i) {
+            before()
         } else {
-            effective_parent(l.parent.clone())
+            effective_parent(l.parent.clone()).unwrap_or_else(before)
         };
         if newp != l.parent
             && let Some(ps) = l.parent_span

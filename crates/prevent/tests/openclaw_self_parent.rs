@@ -1,0 +1,47 @@
+//! Regression (fuzz find `openclaw_session-4d05d698b605b6ac`): openclaw lines that share an id
+//! and are each their own parent (`"id":"x","parentId":"x"`), dropped by the repair, with a child
+//! kept. Re-linking the
+//! child walked up the dropped lines' parents, went round the loop and gave up still naming the
+//! dropped line: the repaired session's branch stopped at a parent that was gone. Now a loop
+//! through dropped lines re-links the child to the entry written before it, as a missing parent
+//! is, and a parent id that a kept line also has (a repeated id) is kept.
+
+use turnkeeper_model::openclaw::Session;
+use turnkeeper_prevent::openclaw::{check_session, plan};
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"0a1b2c3d-0000-4000-8000-000000000002","timestamp":"2026-05-02T10:00:00.000Z","cwd":"/w"}"#;
+const USER: &str = r#"{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"List the files."}]}}"#;
+const ANSWER: &str = r#"{"type":"message","id":"a1","parentId":"x","message":{"role":"assistant","content":[{"type":"text","text":"a and b"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"stop"}}"#;
+
+/// A toolResult for a call nobody made (AN-10: the line goes), with the parent `parent`.
+fn orphan(parent: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"x","parentId":"{parent}","message":{{"role":"toolResult","toolCallId":"call_9","toolName":"exec","content":[{{"type":"text","text":"a"}}],"isError":false}}}}"#
+    )
+}
+
+fn check(input: &str, expect: &str) {
+    let s = Session::parse(input.to_owned(), "test").expect("the session reads");
+    let p = plan(&s, None).expect("a plan");
+    assert_eq!(p.text, expect);
+    let after = Session::parse(p.text.clone(), "repaired").expect("the repaired text reads");
+    let left = check_session(&after, None).findings;
+    assert!(left.is_empty(), "the repaired session still has {left:#?}");
+}
+
+#[test]
+fn a_child_of_dropped_lines_that_are_their_own_parents_hangs_from_the_entry_before_it() {
+    // Four lines share the id "x", each its own parent; the leaf is one of them, and each goes
+    // (a result for a call nobody made), in two passes.
+    let x = orphan("x");
+    let input = format!("{HEADER}\n{USER}\n{x}\n{x}\n{ANSWER}\n{x}\n{x}\n");
+    let answer = ANSWER.replace(r#""parentId":"x""#, r#""parentId":"u1""#);
+    check(&input, &format!("{HEADER}\n{USER}\n{answer}\n"));
+}
+
+#[test]
+fn a_child_of_a_dropped_line_hangs_from_that_line_s_parent() {
+    let input = format!("{HEADER}\n{USER}\n{}\n{ANSWER}\n", orphan("u1"));
+    let answer = ANSWER.replace(r#""parentId":"x""#, r#""parentId":"u1""#);
+    check(&input, &format!("{HEADER}\n{USER}\n{answer}\n"));
+}
