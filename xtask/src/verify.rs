@@ -337,7 +337,9 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
     if python_step(v)? {
         real_clients_step(v)?;
     }
-    node_step(v)?;
+    if node_step(v)? {
+        opencode_e2e_step(v)?;
+    }
 
     if opts.quick {
         v.skip("invariants (CI strength)", "--quick");
@@ -455,7 +457,7 @@ fn real_clients_step(v: &mut Verify) -> Result<()> {
 /// `npm test` runs node's test runner (agreement with the CLI on the corpus), both through
 /// `bindings/node/test.sh`. Without `node` and `npm` the step is skipped with a line saying so,
 /// and fails under `CI=true`, where the package must be tested.
-fn node_step(v: &mut Verify) -> Result<()> {
+fn node_step(v: &mut Verify) -> Result<bool> {
     const NAME: &str = "node (bindings/node)";
     let root = v.root.clone();
     let probe_node = Cmd::new(&root, "node").arg("--version");
@@ -471,10 +473,11 @@ fn node_step(v: &mut Verify) -> Result<()> {
                     "{why}; under CI=true the Node package must be tested"
                 )),
                 &format!("{} && {}", probe_node.display(), probe_npm.display()),
-            );
+            )
+            .map(|()| false);
         }
         v.skip(NAME, why);
-        return Ok(());
+        return Ok(false);
     }
     let cmd = Cmd::new(&root, "bash").arg("bindings/node/test.sh");
     println!(
@@ -495,7 +498,40 @@ fn node_step(v: &mut Verify) -> Result<()> {
                 .to_owned()
         })
         .unwrap_or_default();
-    let problem = (!out.status.success()).then(|| fmt_status(out.status));
+    let ok = out.status.success();
+    let problem = (!ok).then(|| fmt_status(out.status));
+    v.finish(NAME, out.elapsed, note, problem, &cmd.display())?;
+    Ok(ok)
+}
+
+/// Real OpenCode with the plugin (`integrations/opencode/e2e/run.sh`): installs `opencode-ai`
+/// (pinned) from npm into the target directory and runs it offline against the local mock of
+/// the Messages API: a stored session damaged in its latest turn fails without the plugin and
+/// continues with it, the thinking block byte-identical. Runs after the node step built the
+/// binding and installed the plugin's dependency.
+fn opencode_e2e_step(v: &mut Verify) -> Result<()> {
+    const NAME: &str = "opencode e2e (real OpenCode with the plugin)";
+    let root = v.root.clone();
+    let cmd = Cmd::new(&root, "bash").arg("integrations/opencode/e2e/run.sh");
+    println!(
+        "\n==> verify [{}] {NAME}: {}",
+        v.results.len() + 1,
+        cmd.display()
+    );
+    // node's TAP report closes with `# pass N` and `# fail M`.
+    let out = cmd.run(|l| l.starts_with("# pass ") || l.starts_with("# fail "))?;
+    let note = out.lines.join(", ").replace("# ", "");
+    let passed = out
+        .lines
+        .iter()
+        .any(|l| l.strip_prefix("# pass ").is_some_and(|n| n.trim() != "0"));
+    let problem = if !out.status.success() {
+        Some(fmt_status(out.status))
+    } else if !passed {
+        Some("the test did not run (no OpenCode binary?)".to_owned())
+    } else {
+        None
+    };
     v.finish(NAME, out.elapsed, note, problem, &cmd.display())
 }
 

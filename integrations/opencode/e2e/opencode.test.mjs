@@ -14,7 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { server, sign } from './mock-anthropic.mjs'
+import { rejection, server, sign } from './mock-anthropic.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const pluginDir = path.resolve(here, '..')
@@ -124,13 +124,29 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
     assert.ok(received().length > before)
 
     // 4. with the plugin it continues; the request it sent is valid and carries the thinking
-    //    block byte for byte
+    //    block byte for byte, and the mock's answer is stored as the session's next turn.
+    //    (`opencode run -s` does not always exit by itself once its loop is done, here with or
+    //    without a plugin: it is ended once OpenCode logs the end of its loop.)
     fs.writeFileSync(configFile, config(true))
-    const fixed = await opencode(['run', '--print-logs', '--variant', 'high', '-s', sessionID, 'continue'], { cwd: proj, env })
-    if (fixed.code !== 0 && process.env.E2E_DEBUG) fs.writeFileSync(process.env.E2E_DEBUG, fixed.stdout + '\n----\n' + fixed.stderr)
-    assert.equal(fixed.code, 0, fixed.stderr.slice(-3000))
+    const sentBefore = received().length
+    const fixed = await opencode(['run', '--print-logs', '--variant', 'high', '-s', sessionID, 'continue'], {
+      cwd: proj,
+      env,
+      stopWhen: (out, err) => /message="exiting loop"/.test(err),
+    })
+    if (process.env.E2E_DEBUG) fs.writeFileSync(process.env.E2E_DEBUG, `code ${fixed.code}\n` + fixed.stdout + '\n----\n' + fixed.stderr + '\n----\n' + fs.readFileSync(log, 'utf8'))
+    assert.equal(received().length, sentBefore + 1, 'the run with the plugin sent one request')
     assert.match(fixed.stderr, /turnkeeper: AN-05 removed_part/)
+    assert.doesNotMatch(fixed.stderr, /level=ERROR/)
     const sent = received().at(-1)
+    assert.equal(rejection(sent), null, 'the mock accepted the request')
+    const after = await opencode(['export', sessionID], { cwd: proj, env })
+    assert.equal(after.code, 0, after.stderr.slice(-2000))
+    const stored = JSON.parse(after.stdout.slice(after.stdout.indexOf('{')))
+    const last = stored.messages.at(-1)
+    assert.equal(last.info.role, 'assistant')
+    assert.equal(last.info.error, undefined, JSON.stringify(last.info.error))
+    assert.ok(last.parts.some((p) => p.type === 'text' && /^Reply \d+\.$/.test(p.text)), JSON.stringify(last.parts))
     const blocks = sent.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
     assert.ok(!blocks.some((b) => b.type === 'text' && b.text.trim() === ''))
     const thinking = blocks.filter((b) => b.type === 'thinking')
