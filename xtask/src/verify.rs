@@ -465,16 +465,17 @@ fn node_step(v: &mut Verify) -> Result<bool> {
     if !probe_node.succeeds() || !probe_npm.succeeds() {
         let why = "node and npm are not available";
         if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            return v.finish(
-                NAME,
-                Duration::ZERO,
-                String::new(),
-                Some(format!(
-                    "{why}; under CI=true the Node package must be tested"
-                )),
-                &format!("{} && {}", probe_node.display(), probe_npm.display()),
-            )
-            .map(|()| false);
+            return v
+                .finish(
+                    NAME,
+                    Duration::ZERO,
+                    String::new(),
+                    Some(format!(
+                        "{why}; under CI=true the Node package must be tested"
+                    )),
+                    &format!("{} && {}", probe_node.display(), probe_npm.display()),
+                )
+                .map(|()| false);
         }
         v.skip(NAME, why);
         return Ok(false);

@@ -1,7 +1,8 @@
 // Real OpenCode (npm `opencode-ai`, offline) with the plugin, against the local mock of
 // Anthropic's API (mock-anthropic.mjs): a stored session whose latest assistant turn was damaged
-// (a whitespace-only text part, which OpenCode sends and the API rejects) fails without the
-// plugin and continues with it, and the request the mock accepts carries the thinking block
+// (a tool call stored before the thinking block, its result lost, and a whitespace-only text
+// part: OpenCode sends `[tool_use, thinking, " ", ...]`, which the API rejects) fails without
+// the plugin and continues with it, and the request the mock accepts carries the thinking block
 // byte-identical (the mock checks its signature, an HMAC of the text).
 //
 //   e2e/run.sh              installs opencode-ai into the target directory and runs this
@@ -89,7 +90,7 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
     assert.ok(sessionID, first.stdout.slice(0, 2000))
 
     // 2. damage its latest assistant turn in storage: export, add a whitespace-only text part
-    //    after the reasoning part, import it back
+    //    after the reasoning part and a tool part before it, import it back
     const exported = await opencode(['export', sessionID], { cwd: proj, env })
     assert.equal(exported.code, 0, exported.stderr.slice(-2000))
     const doc = JSON.parse(exported.stdout.slice(exported.stdout.indexOf('{')))
@@ -105,6 +106,17 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
       messageID: assistant.info.id,
       type: 'text',
       text: ' ',
+    })
+    // ...and a tool call before the thinking block (so the thinking comes after its tool_use)
+    // whose result was lost (the part left `running`, as a crash leaves it)
+    assistant.parts.splice(at, 0, {
+      id: `${reasoning.id.slice(0, -4)}0000`,
+      sessionID,
+      messageID: assistant.info.id,
+      type: 'tool',
+      callID: 'toolu_01E2eLostResult000000001',
+      tool: 'bash',
+      state: { status: 'running', input: { command: 'ls', description: 'List files' }, time: { start: assistant.info.time.created } },
     })
     const damaged = path.join(root, 'damaged.json')
     fs.writeFileSync(damaged, JSON.stringify(doc))
@@ -137,6 +149,8 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
     if (process.env.E2E_DEBUG) fs.writeFileSync(process.env.E2E_DEBUG, `code ${fixed.code}\n` + fixed.stdout + '\n----\n' + fixed.stderr + '\n----\n' + fs.readFileSync(log, 'utf8'))
     assert.equal(received().length, sentBefore + 1, 'the run with the plugin sent one request')
     assert.match(fixed.stderr, /turnkeeper: AN-05 removed_part/)
+    assert.match(fixed.stderr, /turnkeeper: AN-08 changed_part/)
+    assert.match(fixed.stderr, /turnkeeper: AN-18 added_part/)
     assert.doesNotMatch(fixed.stderr, /level=ERROR/)
     const sent = received().at(-1)
     assert.equal(rejection(sent), null, 'the mock accepted the request')

@@ -171,6 +171,24 @@ pub fn mint_part_id(siblings: &[&str], seed: &str) -> String {
     format!("{max}{tail}")
 }
 
+/// The native-shaped part id right after `id` under plain string comparison: the same 12-hex
+/// field, the 14 base62 characters after it counted up by one (so `prt_…0Ab` gives `prt_…0Ac`,
+/// `prt_…0Az` gives `prt_…0B0`). `None` when `id` does not have OpenCode's shape, or its tail is
+/// the last one (`zzzzzzzzzzzzzz`).
+pub fn part_id_after(id: &str) -> Option<String> {
+    native_counter(id)?;
+    let mut tail: Vec<u8> = id[16..].bytes().collect();
+    for k in (0..tail.len()).rev() {
+        let digit = BASE62.iter().position(|&c| c == tail[k])?;
+        if digit + 1 < BASE62.len() {
+            tail[k] = BASE62[digit + 1];
+            return Some(format!("{}{}", &id[..16], String::from_utf8(tail).ok()?));
+        }
+        tail[k] = BASE62[0];
+    }
+    None
+}
+
 /// The 48-bit counter of a native-shaped part id.
 fn native_counter(id: &str) -> Option<u64> {
     let rest = id.strip_prefix("prt_")?;
@@ -210,6 +228,38 @@ mod tests {
         );
         assert_eq!(pretty_json("[]", 0), "[]");
         assert_eq!(pretty_json(" 12 ", 0), "12");
+    }
+
+    #[test]
+    fn the_id_after_counts_the_tail_up() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "prt_ac4bed588044gt6JWjw9MZmzCP",
+                Some("prt_ac4bed588044gt6JWjw9MZmzCQ"),
+            ),
+            (
+                "prt_ac4bed588044gt6JWjw9MZmz0z",
+                Some("prt_ac4bed588044gt6JWjw9MZmz10"),
+            ),
+            (
+                "prt_ac4bed588044gt6JWjw9MZmzz9",
+                Some("prt_ac4bed588044gt6JWjw9MZmzzA"),
+            ),
+            (
+                "prt_ac4bed588044gt6JWjw9MZmzzz",
+                Some("prt_ac4bed588044gt6JWjw9MZn000"),
+            ),
+            ("prt_ac4bed588044zzzzzzzzzzzzzz", None),
+            ("prt_0000000000_synthetic_thinking", None),
+            ("prt_ac4bed588044gt6JWjw9MZmz", None),
+        ];
+        for (id, want) in cases {
+            let got = part_id_after(id);
+            assert_eq!(got.as_deref(), *want, "{id}");
+            if let Some(g) = got {
+                assert!(g.as_str() > *id);
+            }
+        }
     }
 
     #[test]

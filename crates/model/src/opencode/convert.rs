@@ -164,9 +164,6 @@ pub enum NoteKind {
     EmptyPartDropped,
     /// A message left empty after filtering was dropped.
     EmptyMessageDropped,
-    /// Manual-thinking mode: a thinking block stored after text/tool parts of its step was moved
-    /// to the front of the step (seed 002).
-    ThinkingMovedFirst,
     /// The last text of a final assistant message was trimmed (AI SDK prefill rule).
     FinalTextTrimmed,
     /// A file part that cannot be sent to Anthropic was dropped.
@@ -492,9 +489,7 @@ pub fn compact_json(json: &str) -> String {
 /// The `thinking` parameter of the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThinkingMode {
-    /// `{"type":"enabled","budget_tokens":N}`: manual thinking. Thinking blocks stored after
-    /// text/tool parts of their step are moved to the front of the step (seed 002, opencode
-    /// issue #9364), which the API requires in this mode.
+    /// `{"type":"enabled","budget_tokens":N}`: manual thinking.
     Manual {
         /// `budget_tokens`.
         budget_tokens: u32,
@@ -775,12 +770,6 @@ enum Block {
     },
 }
 
-impl Block {
-    fn is_thinking(&self) -> bool {
-        matches!(self, Block::Thinking { .. } | Block::Redacted { .. })
-    }
-}
-
 /// The target model: the argument, else the last user message's model.
 /// OpenCode's tool id rewrite for Claude models: every character outside `[a-zA-Z0-9_-]`
 /// becomes `_` (no collision handling, as upstream).
@@ -977,22 +966,10 @@ pub fn to_anthropic_request(
             };
             blocks.push((block, origin));
         }
-        if role == "assistant"
-            && matches!(options.thinking, ThinkingMode::Manual { .. })
-            && let Some(first_other) = blocks.iter().position(|(b, _)| !b.is_thinking())
-        {
-            let late: Vec<usize> = (first_other..blocks.len())
-                .filter(|&i| blocks[i].0.is_thinking())
-                .collect();
-            if !late.is_empty() {
-                for &i in &late {
-                    note(&mut notes, NoteKind::ThinkingMovedFirst, &blocks[i].1, true);
-                }
-                let (thinking, other): (Vec<_>, Vec<_>) =
-                    blocks.into_iter().partition(|(b, _)| b.is_thinking());
-                blocks = thinking.into_iter().chain(other).collect();
-            }
-        }
+        // The blocks go in the parts' order, as OpenCode sends them: it does not move a thinking
+        // block stored after the text or tool parts of its step (seed 002's proposed fix was not
+        // taken; OpenCode 1.18.33, run against a mock in integrations/opencode/e2e, sends
+        // `[tool_use, thinking, text]` for such a step, which the API rejects).
         // OpenCode's filter runs before the AI SDK: it drops a message only when its own
         // filtering emptied it; one emptied by the AI SDK (unsigned reasoning) is sent empty.
         if blocks.is_empty() && options.opencode_filter && filtered == mm.content.len() {

@@ -20,17 +20,21 @@
 //! | AN-23 | plugin-written `thinking` part without a plausible signature (seed 000's synthetic thinking) | the part is removed | a made-up thinking block is rejected whenever a plugin replays it |
 //! | AN-10 | plugin-written `tool_result` part naming a call that does not exist | the part is removed | an orphan result (peers.md §1.2) |
 //! | AN-08 | `tool` part still `pending`/`running` (an interrupted turn, or one still running when OpenCode is not) | its state becomes `error` with [`INTERRUPTED_TOOL`] and a start/end time | what OpenCode itself writes at the end of a turn (opencode-storage.md §6.1), with the text the model was already shown for it (seed 003 rule 8) |
+//! | AN-18 | a step whose reasoning part is stored after its text or tool parts (seed 002: parts are read in id order, and OpenCode sends them in that order) | the parts before the reasoning are given new ids that sort right after it, in OpenCode's id shape (each created again, byte for byte but for `id`, then the original removed: a run cut short leaves a part twice, never lost, and the next run finishes); the reasoning part is not touched | the check's finding ("the first block must be `thinking`") names the step; the only change that does not touch the thinking is to move what precedes it |
 //! | AN-19 | finished assistant message whose last step has thinking but no text or tool call (thinking-only, or emptied by the AI SDK dropping unsigned reasoning) | a synthetic text part [`PLACEHOLDER_TEXT`] (`"synthetic": true`) is added after the message's parts | "The final block in an assistant message cannot be `thinking`" / "all messages must have non-empty content"; the thinking is kept as it is |
 //!
-//! Reasoning stored after the text/tool parts of its step (seed 002) is not renamed: the
-//! conversion moves it first in manual-thinking mode. Malformed files and unsafe ids are
+//! The AN-18 repair is the doctor's translation of the check's finding into part edits: the
+//! check ([`super::check_session`]) says which request message does not start with thinking,
+//! and the conversion's block origins say which parts make it. Malformed files and unsafe ids are
 //! reported by the store and never touched. Messages OpenCode does not send (errored turns) are
 //! left alone, except for stuck tool parts.
 
 use serde::Serialize;
 use turnkeeper_guard::{Provenance, provenance};
 use turnkeeper_model::edit::object;
-use turnkeeper_model::opencode::change::{self, PartChange, mint_part_id, pretty_json};
+use turnkeeper_model::opencode::change::{
+    self, PartChange, mint_part_id, part_id_after, pretty_json,
+};
 use turnkeeper_model::opencode::convert::{INTERRUPTED_TOOL, is_sent};
 use turnkeeper_model::opencode::session::{Session, StoredPart};
 use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part};
@@ -62,12 +66,15 @@ pub enum RepairKind {
     InterruptedTool,
     /// A finished assistant turn with thinking but no text or tool call.
     ContentlessTurn,
+    /// A part stored before the reasoning of its step, moved after it (a new id).
+    ThinkingNotFirst,
 }
 
 impl RepairKind {
     /// The id of the API rule the repair keeps (api-rules.md): AN-05 for empty text, AN-23 for a
     /// signature that can never verify, AN-10 for an orphan result, AN-08 for a call left
-    /// without its result, AN-19 for a turn ending in thinking.
+    /// without its result, AN-18 for a step whose thinking is not first, AN-19 for a turn
+    /// ending in thinking.
     pub fn rule(self) -> RuleId {
         match self {
             RepairKind::EmptyText => RuleId::An05,
@@ -75,6 +82,7 @@ impl RepairKind {
             RepairKind::OrphanToolResult => RuleId::An10,
             RepairKind::InterruptedTool => RuleId::An08,
             RepairKind::ContentlessTurn => RuleId::An19,
+            RepairKind::ThinkingNotFirst => RuleId::An18,
         }
     }
 }
@@ -335,7 +343,186 @@ pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
             }
         }
     }
+    if anthropic && late_reasoning(session) {
+        thinking_first(session, opts, &mut out);
+    }
     out
+}
+
+/// True when a sent assistant message has a reasoning part after a text or tool part of the
+/// same step (the cheap test that decides whether the check is asked, see [`thinking_first`]).
+fn late_reasoning(session: &Session) -> bool {
+    session.messages.iter().filter(|m| is_sent(m)).any(|m| {
+        let mut content = false;
+        m.parts.iter().any(|p| match &p.typed {
+            Part::StepStart(_) => {
+                content = false;
+                false
+            }
+            Part::Text(_) | Part::Tool(_) => {
+                content = true;
+                false
+            }
+            Part::Reasoning(_) => content,
+            _ => false,
+        })
+    })
+}
+
+/// AN-18, translated from the check: for every request message the check finds not starting
+/// with thinking (its first block a text or tool part, a reasoning part after it), the parts
+/// before the message's first reasoning part are given new ids that sort right after the
+/// message's last reasoning part, in their order (OpenCode's id shape, [`part_id_after`]):
+/// OpenCode then reads (and sends) the reasoning first. Each moved part is removed and created again with the new id, its JSON otherwise the
+/// same (or as another repair rewrites it); the reasoning parts are not touched. Parts another
+/// repair removes are not moved.
+fn thinking_first(session: &Session, opts: &PlanOptions, out: &mut DoctorPlan) {
+    let check_opts = crate::Options {
+        model: opts.target.as_ref().and_then(|t| t.model.clone()),
+        ..crate::Options::default()
+    };
+    let Ok(checked) = super::check_session(session, &check_opts) else {
+        out.left_alone.push(
+            "the session could not be checked, so no step's thinking was moved first".to_owned(),
+        );
+        return;
+    };
+    let gone: Vec<String> = out
+        .repairs
+        .iter()
+        .filter(|r| matches!(r.change, PartChange::Remove { .. }))
+        .map(|r| r.part_id.clone())
+        .collect();
+    let mut done: Vec<usize> = Vec::new();
+    for f in &checked.findings {
+        let f = &f.finding;
+        if f.rule != RuleId::An18 || f.severity != Severity::Error {
+            continue;
+        }
+        let Some(i) = f.message_index else { continue };
+        if done.contains(&i) {
+            continue;
+        }
+        done.push(i);
+        let Some(origins) = checked.request.blocks.get(i) else {
+            continue;
+        };
+        let Some(m) = origins
+            .first()
+            .and_then(|o| session.messages.iter().find(|m| m.id == o.message_id))
+        else {
+            continue;
+        };
+        let reasoning = |id: &str| {
+            m.parts
+                .iter()
+                .any(|p| p.id == id && matches!(p.typed, Part::Reasoning(_)))
+        };
+        let Some(first) = origins.iter().position(|o| reasoning(&o.part_id)) else {
+            continue;
+        };
+        let Some(last) = origins.iter().rposition(|o| reasoning(&o.part_id)) else {
+            continue;
+        };
+        // The parts before the first reasoning (a part may make two blocks: once each).
+        let mut moved: Vec<&StoredPart> = Vec::new();
+        for o in &origins[..first] {
+            if o.message_id != m.id || gone.contains(&o.part_id) {
+                continue;
+            }
+            if let Some(p) = m.parts.iter().find(|p| p.id == o.part_id)
+                && !moved.iter().any(|q| q.id == p.id)
+            {
+                moved.push(p);
+            }
+        }
+        let anchor = &origins[last].part_id;
+        let time = match &m.typed {
+            MessageInfo::Assistant(a) => a.time.completed.unwrap_or(a.time.created),
+            _ => 0,
+        };
+        // The part's JSON with its id blanked: how a copy left by an interrupted earlier run
+        // (created, its original not yet removed) is recognised.
+        let without_id = |raw: &str| object::set_key(&compact_json(raw), "id", "\"\"");
+        // Each new id sorts after the previous one (the reasoning's, first) and before the next
+        // part of the message.
+        let mut lo = anchor.clone();
+        for p in &moved {
+            // A part another repair rewrites (a stuck tool part) moves as rewritten.
+            let raw = out
+                .repairs
+                .iter()
+                .find_map(|r| match &r.change {
+                    PartChange::Replace {
+                        part_id, new_raw, ..
+                    } if *part_id == p.id => Some(new_raw.as_str()),
+                    _ => None,
+                })
+                .unwrap_or(&p.raw);
+            let reason = |new_id: &str| {
+                format!(
+                    "part {} was stored before the reasoning part {anchor} of its step, so OpenCode sends it first: \"{}\"; it is moved after the reasoning (new id {new_id}), the reasoning untouched",
+                    p.id, f.message
+                )
+            };
+            let remove = |reason: String| Repair {
+                kind: RepairKind::ThinkingNotFirst,
+                message_id: m.id.clone(),
+                part_id: p.id.clone(),
+                reason,
+                change: PartChange::Remove {
+                    message_id: m.id.clone(),
+                    part_id: p.id.clone(),
+                    old_raw: p.raw.clone(),
+                },
+            };
+            let want = without_id(raw);
+            if let Some(copy) = m
+                .parts
+                .iter()
+                .find(|q| q.id > lo && want.is_some() && without_id(&q.raw) == want)
+            {
+                // An interrupted run created the copy: what is left is to remove the original.
+                out.repairs.push(remove(reason(&copy.id)));
+                lo = copy.id.clone();
+                continue;
+            }
+            let next = m
+                .parts
+                .iter()
+                .map(|q| q.id.as_str())
+                .filter(|id| *id > lo.as_str())
+                .min();
+            let Some(new_id) = part_id_after(&lo).filter(|id| next.is_none_or(|x| id.as_str() < x))
+            else {
+                out.left_alone.push(format!(
+                    "message {}: part {} could not be given an id between {lo} and the next part, so the step's thinking was not moved first",
+                    m.id, p.id
+                ));
+                break;
+            };
+            let id = serde_json::Value::from(new_id.clone()).to_string();
+            let Some(json) = object::set_key(&compact_json(raw), "id", &id) else {
+                continue;
+            };
+            // The copy first, then the original's removal: a run killed between the two leaves
+            // the part twice (the next run removes the original), never not at all.
+            out.repairs.push(Repair {
+                kind: RepairKind::ThinkingNotFirst,
+                message_id: m.id.clone(),
+                part_id: new_id.clone(),
+                reason: reason(&new_id),
+                change: PartChange::Create {
+                    message_id: m.id.clone(),
+                    part_id: new_id.clone(),
+                    json,
+                    time,
+                },
+            });
+            out.repairs.push(remove(reason(&new_id)));
+            lo = new_id;
+        }
+    }
 }
 
 /// True when the parts after the last `step-start` hold reasoning that would be sent but no
