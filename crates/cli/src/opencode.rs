@@ -474,7 +474,11 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
                 "  backup: {} (undo with `turnkeeper opencode undo --session {id}`)",
                 applied.backup.display()
             );
-            loc.load(id).map_err(|e| format!("session {id}: {e}"))?
+            // Read back from a store opened after the write (the open one reads the database
+            // as it was when opened).
+            loc.reopened()
+                .and_then(|fresh| fresh.load(id))
+                .map_err(|e| format!("session {id}: {e}"))?
         };
         let c = doctor::check_stored(&after, &opts).map_err(|e| format!("session {id}: {e}"))?;
         let (e, w) = counts(&c);

@@ -20,6 +20,8 @@ import { rejection, server, sign } from './mock-anthropic.mjs'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const pluginDir = path.resolve(here, '..')
 const BIN = process.env.OPENCODE_BIN || null
+// The turnkeeper command line (the node step of `cargo xtask verify` builds it).
+const TURNKEEPER = process.env.TURNKEEPER_BIN || path.resolve(pluginDir, '../../target/debug/turnkeeper')
 const skip = BIN && fs.existsSync(BIN) ? false : 'no OpenCode binary: set OPENCODE_BIN (e2e/run.sh installs opencode-ai)'
 
 /** Runs OpenCode in `dir` with `env`: { code, stdout, stderr } (async: the mock answers in this process). */
@@ -165,8 +167,30 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
     assert.ok(!blocks.some((b) => b.type === 'text' && b.text.trim() === ''))
     const thinking = blocks.filter((b) => b.type === 'thinking')
     assert.ok(thinking.some((b) => JSON.stringify({ type: b.type, thinking: b.thinking, signature: b.signature }) === JSON.stringify(thinkingBlock)))
+
+    // 5. the command-line doctor repairs the stored session in place (OpenCode is not running),
+    //    and OpenCode without the plugin continues from the repaired store: the new ids it wrote
+    //    are read back in order, and the request is valid with the thinking block byte-identical
+    const repaired = spawnSync(TURNKEEPER, ['opencode', 'repair', '--session', sessionID], { env, encoding: 'utf8' })
+    assert.equal(repaired.status, 0, `${repaired.stdout}\n${repaired.stderr}`)
+    assert.match(repaired.stdout, /AN-18/, repaired.stdout)
+    assert.match(repaired.stdout, /AN-05/, repaired.stdout)
+    fs.writeFileSync(configFile, config(false))
+    const sentBeforePlain = received().length
+    const plain = await opencode(['run', '--pure', '--print-logs', '--variant', 'high', '-s', sessionID, 'again'], {
+      cwd: proj,
+      env,
+      stopWhen: (out, err) => /message="exiting loop"|level=ERROR/.test(err),
+    })
+    assert.doesNotMatch(plain.stderr, /level=ERROR/, plain.stderr.slice(-3000))
+    assert.equal(received().length, sentBeforePlain + 1, 'the run without the plugin sent one request')
+    const plainSent = received().at(-1)
+    assert.equal(rejection(plainSent), null, 'the mock accepted the request from the repaired store')
+    const plainBlocks = plainSent.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    assert.ok(plainBlocks.some((b) => b.type === 'thinking' && JSON.stringify({ type: b.type, thinking: b.thinking, signature: b.signature }) === JSON.stringify(thinkingBlock)))
   } finally {
     server.close()
-    fs.rmSync(root, { recursive: true, force: true })
+    if (!process.env.E2E_KEEP) fs.rmSync(root, { recursive: true, force: true })
+    else console.log(`kept ${root}`)
   }
 })

@@ -15,5 +15,7 @@ if [ ! -x "$dir/node_modules/opencode-ai/bin/opencode" ] && [ ! -e "$dir/node_mo
     (cd "$dir/node_modules/opencode-ai" && node postinstall.mjs)
 fi
 export OPENCODE_BIN="$dir/node_modules/.bin/opencode"
+export TURNKEEPER_BIN="${TURNKEEPER_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/turnkeeper}"
+[ -x "$TURNKEEPER_BIN" ] || (cd "$root" && cargo build -q -p turnkeeper-cli)
 cd "$here/.."
 exec node --test e2e/

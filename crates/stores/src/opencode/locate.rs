@@ -85,6 +85,20 @@ impl Located {
         }
     }
 
+    /// The same store opened again, to read what was written since this one was opened: a
+    /// database is read as it was when opened (immutable, or a private copy while its
+    /// write-ahead log holds data), so a session read back after a repair must come from a
+    /// store opened after it.
+    ///
+    /// # Errors
+    /// When the database can no longer be opened.
+    pub fn reopened(&self) -> Result<Located, StoreError> {
+        match self {
+            Located::Json(s) => Ok(Located::Json(s.clone())),
+            Located::Sqlite { path, .. } => open_db(path),
+        }
+    }
+
     /// One session.
     ///
     /// # Errors
