@@ -153,6 +153,21 @@ export interface PartRepair {
 }
 
 /** `opencodeDoctor`'s result. */
+/** What `opencodeRepairStored` did to a stored session. */
+export interface OpencodeStoredRepair {
+  session_id: string
+  target: OpencodeTarget
+  /** The repairs planned (and written, unless `dryRun`). */
+  repairs: PartRepair[]
+  left_alone: string[]
+  /** True when the store was written. */
+  written: boolean
+  /** The backup directory of this repair (`turnkeeper opencode undo` takes it back), or null. */
+  backup: string | null
+  /** The findings on the session as read back from the store (as planned, with `dryRun`). */
+  findings_left: SessionFinding[]
+}
+
 export interface OpencodePlan {
   session_id: string
   target: OpencodeTarget
@@ -238,6 +253,19 @@ export declare function inspect(body: string | Buffer, options?: { format?: Form
  * none edits a reasoning part (one that can never verify is removed, and the removal reported).
  */
 export declare function opencodeDoctor(messages: string | Buffer, options?: { model?: string }): OpencodePlan
+
+/**
+ * Repairs an OpenCode session where OpenCode stores it (`turnkeeper opencode repair
+ * --session ID`): the store is the one `storage` names (a data directory, a `storage/` tree or
+ * the database file), else OpenCode's own (`$OPENCODE_DB`, `$XDG_DATA_HOME/opencode`, ...); the
+ * doctor plans the part repairs the session's target needs and writes them, a backup and its
+ * manifest first, each write atomic (`turnkeeper opencode undo --session ID` takes them back).
+ * With `dryRun`, nothing is written. The store is written even while OpenCode has it open: this
+ * is for a caller inside OpenCode (its plugin, after a `session.error`), at a moment the session
+ * is not running. Returns the repairs made, the backup directory (`null` when nothing was
+ * written) and the findings on the session read back from the store.
+ */
+export declare function opencodeRepairStored(sessionId: string, options?: { storage?: string, model?: string, dryRun?: boolean }): OpencodeStoredRepair
 
 /**
  * Classifies `error`, plans the next step and applies it to `request`, the body that failed:

@@ -841,6 +841,7 @@ module.exports.check = nativeBinding.check
 module.exports.classify = nativeBinding.classify
 module.exports.inspect = nativeBinding.inspect
 module.exports.opencodeDoctor = nativeBinding.opencodeDoctor
+module.exports.opencodeRepairStored = nativeBinding.opencodeRepairStored
 module.exports.recover = nativeBinding.recover
 module.exports.repair = nativeBinding.repair
 module.exports.version = nativeBinding.version

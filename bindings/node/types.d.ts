@@ -153,6 +153,21 @@ export interface PartRepair {
 }
 
 /** `opencodeDoctor`'s result. */
+/** What `opencodeRepairStored` did to a stored session. */
+export interface OpencodeStoredRepair {
+  session_id: string
+  target: OpencodeTarget
+  /** The repairs planned (and written, unless `dryRun`). */
+  repairs: PartRepair[]
+  left_alone: string[]
+  /** True when the store was written. */
+  written: boolean
+  /** The backup directory of this repair (`turnkeeper opencode undo` takes it back), or null. */
+  backup: string | null
+  /** The findings on the session as read back from the store (as planned, with `dryRun`). */
+  findings_left: SessionFinding[]
+}
+
 export interface OpencodePlan {
   session_id: string
   target: OpencodeTarget

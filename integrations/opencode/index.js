@@ -2,7 +2,7 @@
 // (or a `file://` path to this folder). What it does is in lib.js. A failure inside the plugin
 // is logged and the messages are left as they were: the plugin never breaks a request on its own
 // account. Only the plugin is exported, since OpenCode calls every exported function as one.
-import { classifySessionError, openCodeLogger, transformMessages } from './lib.js'
+import { classifySessionError, openCodeLogger, repairStoredSession, transformMessages } from './lib.js'
 
 /** The plugin: `"plugin": ["opencode-turnkeeper"]` in opencode.json. */
 export const TurnkeeperPlugin = async ({ client } = {}) => {
@@ -29,6 +29,12 @@ export const TurnkeeperPlugin = async ({ client } = {}) => {
           retryable: d.retryable,
           action: d.action,
         })
+        // The planner says the request itself was wrong: repair the stored session, so that it
+        // is sound in storage too (the transform hook repairs what is sent either way).
+        const sessionID = event.properties?.sessionID
+        if (d.action?.type === 'repair' && typeof sessionID === 'string') {
+          repairStoredSession(sessionID, { log, model })
+        }
       } catch (e) {
         log('error', `turnkeeper: the session error could not be classified: ${e.message}`)
       }

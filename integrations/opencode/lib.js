@@ -9,7 +9,10 @@
 // its rule, message, part and reason. Nothing is written to OpenCode's storage.
 //
 // On `session.error` it classifies the provider's error (however OpenCode wrapped it) and logs
-// the kind, where it points and the recovery turnkeeper would take.
+// the kind, where it points and the recovery turnkeeper would take; when that recovery is a
+// repair, it repairs the stored session through the doctor's write layer (`turnkeeper opencode
+// repair`: a backup first, every write atomic, `turnkeeper opencode undo` takes it back), so that
+// the session is sound in storage too, and logs each change and the backup.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -138,3 +141,44 @@ export function classifySessionError(properties) {
   return tk.classify(text, status === undefined ? undefined : { status })
 }
 
+
+/**
+ * Repairs the stored session `sessionID` with the turnkeeper OpenCode doctor (backup first,
+ * every write atomic) and logs each change and the backup. The store is the one
+ * `options.storage` (or `$TURNKEEPER_OPENCODE_STORAGE`) names, else OpenCode's own. A failure is
+ * logged and `null` returned: the plugin never fails OpenCode on its own account.
+ *
+ * @param {string} sessionID
+ * @param {{ log?: Function, model?: string, storage?: string }} [options]
+ * @returns {object | null} what `opencodeRepairStored` returned
+ */
+export function repairStoredSession(sessionID, options = {}) {
+  const log = options.log ?? (() => {})
+  const storage = options.storage ?? (process.env.TURNKEEPER_OPENCODE_STORAGE || undefined)
+  let r
+  try {
+    r = tk.opencodeRepairStored(sessionID, { storage, model: options.model })
+  } catch (e) {
+    log('warn', `turnkeeper: session ${sessionID} could not be repaired in storage (${e.code ?? e.name}): ${e.message}`)
+    return null
+  }
+  for (const c of r.repairs) {
+    log('info', `turnkeeper: ${c.rule} ${c.action} ${c.message_id}/${c.part_id} (in storage): ${c.reason}`, {
+      rule: c.rule,
+      kind: c.kind,
+      action: c.action,
+      messageID: c.message_id,
+      partID: c.part_id,
+    })
+  }
+  if (r.written) {
+    const left = r.findings_left.filter((f) => f.severity === 'error').length
+    log('info', `turnkeeper: session ${sessionID} repaired in storage (${r.repairs.length} change(s), ${left} error(s) left); backup ${r.backup}; undo with \`turnkeeper opencode undo --session ${sessionID}\``, {
+      backup: r.backup,
+      errorsLeft: left,
+    })
+  } else {
+    log('info', `turnkeeper: session ${sessionID}: nothing to repair in storage`)
+  }
+  return r
+}

@@ -123,6 +123,18 @@ impl From<turnkeeper::recovery::RecoverError> for Failure {
     }
 }
 
+impl From<turnkeeper::stores::StoreError> for Failure {
+    fn from(e: turnkeeper::stores::StoreError) -> Self {
+        Failure::new(Code::Store, e.to_string())
+    }
+}
+
+impl From<turnkeeper::stores::WriteError> for Failure {
+    fn from(e: turnkeeper::stores::WriteError) -> Self {
+        Failure::new(Code::Store, e.to_string())
+    }
+}
+
 impl From<turnkeeper::turns::TurnStoreError> for Failure {
     fn from(e: turnkeeper::turns::TurnStoreError) -> Self {
         Failure::new(Code::Store, e.to_string())
@@ -757,7 +769,7 @@ pub fn opencode_doctor(
     messages: BodyArg,
     options: Option<Object<'_>>,
 ) -> napi::Result<Value, Code> {
-    use turnkeeper::opencode::{PartChange, PlanOptions, plan, simulate};
+    use turnkeeper::opencode::{PlanOptions, plan, simulate};
     let o = Opts::read(options.as_ref(), &["model"])?;
     let text = utf8(bytes_of(&messages), "messages")?;
     let session = load_export(text, "<messages>").map_err(Failure::from)?;
@@ -785,12 +797,27 @@ pub fn opencode_doctor(
         )
     };
     let left = after.as_ref().map_or(&before.findings, |a| &a.findings);
-    let repairs: Vec<Value> = planned
+    let repairs = repairs_json(&planned)?;
+    Ok(json!({
+        "session_id": planned.session_id,
+        "target": value(&before.target)?,
+        "model": before.model,
+        "findings": value(&before.findings)?,
+        "repairs": repairs,
+        "left_alone": planned.left_alone,
+        "findings_left": value(left)?,
+    }))
+}
+
+/// The doctor's repairs as plain objects: rule, kind, action, message and part ids, reason, and
+/// the new part as JSON text (key order kept: the whole part for a creation, the stored text for
+/// a replacement; none for a removal).
+fn repairs_json(planned: &turnkeeper::opencode::DoctorPlan) -> Done<Vec<Value>> {
+    use turnkeeper::opencode::PartChange;
+    planned
         .repairs
         .iter()
         .map(|r| {
-            // The new part as JSON text (key order kept): the whole part for a creation, the
-            // stored text for a replacement; none for a removal.
             let part = match &r.change {
                 PartChange::Remove { .. } => None,
                 PartChange::Replace { new_raw, .. } => Some(new_raw.clone()),
@@ -806,14 +833,76 @@ pub fn opencode_doctor(
                 "part": part,
             }))
         })
-        .collect::<Done<_>>()?;
+        .collect()
+}
+
+/// Repairs an OpenCode session where OpenCode stores it (`turnkeeper opencode repair
+/// --session ID`): the store is the one `storage` names (a data directory, a `storage/` tree or
+/// the database file), else OpenCode's own (`$OPENCODE_DB`, `$XDG_DATA_HOME/opencode`, ...); the
+/// doctor plans the part repairs the session's target needs and writes them, a backup and its
+/// manifest first, each write atomic (`turnkeeper opencode undo --session ID` takes them back).
+/// With `dryRun`, nothing is written. The store is written even while OpenCode has it open: this
+/// is for a caller inside OpenCode (its plugin, after a `session.error`), at a moment the session
+/// is not running. Returns the repairs made, the backup directory (`null` when nothing was
+/// written) and the findings on the session read back from the store.
+#[napi(
+    ts_args_type = "sessionId: string, options?: { storage?: string, model?: string, dryRun?: boolean }",
+    ts_return_type = "OpencodeStoredRepair"
+)]
+pub fn opencode_repair_stored(
+    session_id: String,
+    options: Option<Object<'_>>,
+) -> napi::Result<Value, Code> {
+    use turnkeeper::doctor::{StoreRef, apply};
+    use turnkeeper::opencode::{PlanOptions, plan, simulate};
+    let o = Opts::read(options.as_ref(), &["model", "storage", "dryRun"])?;
+    let (storage, dry_run) = match options.as_ref() {
+        Some(obj) => (
+            prop::<String>(obj, "storage", "a path")?,
+            prop::<bool>(obj, "dryRun", "a boolean")?.unwrap_or(false),
+        ),
+        None => (None, false),
+    };
+    let loc = turnkeeper::stores::opencode::locate(storage.as_deref().map(std::path::Path::new))
+        .map_err(Failure::from)?;
+    let session = loc.load(&session_id).map_err(Failure::from)?;
+    let target = turnkeeper::opencode::session_target(&session, o.model.as_deref());
+    let planned = plan(
+        &session,
+        &PlanOptions {
+            last_message_live: false,
+            target: Some(target),
+        },
+    );
+    let backup = if dry_run || planned.is_empty() {
+        None
+    } else {
+        Some(
+            apply(StoreRef::from(&loc), &planned)
+                .map_err(Failure::from)?
+                .backup,
+        )
+    };
+    // Read back from the store opened again (the open one reads the database as it was).
+    let after = match backup {
+        Some(_) => loc
+            .reopened()
+            .and_then(|fresh| fresh.load(&session_id))
+            .map_err(Failure::from)?,
+        None => simulate(&session, &planned),
+    };
+    let opts = Options {
+        model: o.model.clone(),
+        ..Options::default()
+    };
+    let checked = turnkeeper::opencode::check_session(&after, &opts).map_err(Failure::from)?;
     Ok(json!({
         "session_id": planned.session_id,
-        "target": value(&before.target)?,
-        "model": before.model,
-        "findings": value(&before.findings)?,
-        "repairs": repairs,
+        "target": value(&checked.target)?,
+        "repairs": repairs_json(&planned)?,
         "left_alone": planned.left_alone,
-        "findings_left": value(left)?,
+        "written": backup.is_some(),
+        "backup": backup.map(|b| b.display().to_string()),
+        "findings_left": value(&checked.findings)?,
     }))
 }

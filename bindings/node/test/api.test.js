@@ -6,7 +6,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 const tk = require('..')
-const { CORPUS, tmpdir } = require('./helpers')
+const { CORPUS, CLI, cli, tmpdir } = require('./helpers')
 
 const VALID = path.join(CORPUS, 'anthropic', 'tool_loop_manual.json')
 const DAMAGED = path.join(CORPUS, 'damaged', 'an08_aborted_turn.json')
@@ -197,4 +197,34 @@ test('the OpenCode doctor plans part repairs for the session\'s target', () => {
   assert.equal(kimi.target.family, 'other')
   assert.ok(kimi.repairs.every((r) => r.rule === 'AN-08'))
   assert.throws(() => tk.opencodeDoctor('{"messages":[]}'), { code: 'ERR_TURNKEEPER_FORMAT' })
+})
+
+test('a stored OpenCode session is repaired in place, with a backup, as the command line does', { skip: CLI ? false : 'no turnkeeper command line to compare with' }, () => {
+  const src = path.join(CORPUS, 'opencode', 'doctor', 'before')
+  const ids = JSON.parse(fs.readFileSync(path.join(src, 'sessions.json'), 'utf8'))
+  for (const store of ['storage', 'opencode.db']) {
+    const dir = tmpdir()
+    fs.cpSync(src, dir, { recursive: true })
+    const storage = path.join(dir, store)
+    const dry = tk.opencodeRepairStored(ids.broken, { storage, dryRun: true })
+    assert.equal(dry.written, false)
+    assert.equal(dry.backup, null)
+    assert.ok(dry.repairs.length > 0)
+    // the command line's dry run plans the same repairs
+    const planned = cli(['opencode', 'repair', '--dry-run', '--session', ids.broken, '--storage', storage])
+    assert.equal(planned.status, 0, planned.stderr)
+    for (const r of dry.repairs) assert.ok(planned.stdout.includes(`part ${r.part_id}`), `${r.part_id} in\n${planned.stdout}`)
+    const done = tk.opencodeRepairStored(ids.broken, { storage })
+    assert.equal(done.written, true)
+    assert.ok(fs.existsSync(done.backup), done.backup)
+    assert.deepStrictEqual(done.repairs, dry.repairs)
+    assert.ok(done.findings_left.every((f) => f.severity !== 'error'), JSON.stringify(done.findings_left))
+    assert.deepStrictEqual(tk.opencodeRepairStored(ids.broken, { storage, dryRun: true }).repairs, [])
+    // the command line undoes it
+    const undo = cli(['opencode', 'undo', '--session', ids.broken, '--storage', storage])
+    assert.equal(undo.status, 0, undo.stderr)
+    assert.deepStrictEqual(tk.opencodeRepairStored(ids.broken, { storage, dryRun: true }).repairs, dry.repairs)
+    assert.throws(() => tk.opencodeRepairStored('ses_nope', { storage }), { code: 'ERR_TURNKEEPER_STORE' })
+    assert.throws(() => tk.opencodeRepairStored(ids.broken, { storage, dryrun: true }), { code: 'ERR_TURNKEEPER_OPTION' })
+  }
 })

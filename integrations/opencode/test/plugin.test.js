@@ -3,6 +3,7 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -116,24 +117,54 @@ test('the transform never throws: unreadable messages are left as they were and 
   await h['experimental.chat.messages.transform']({}, { messages: [] })
 })
 
+/** A copy of the doctor corpus's broken stores (corpus/opencode/doctor/before) in a temporary
+ * directory, as `$TURNKEEPER_OPENCODE_STORAGE` for the plugin: { dir, ids } */
+function storeCopy() {
+  const src = path.resolve(here, '..', '..', '..', 'corpus', 'opencode', 'doctor', 'before')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'turnkeeper-plugin-'))
+  fs.cpSync(src, dir, { recursive: true })
+  const ids = JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8'))
+  return { dir, ids }
+}
+
+/** Runs `f` with `$TURNKEEPER_OPENCODE_STORAGE` set to `storage`. */
+async function withStorage(storage, f) {
+  const old = process.env.TURNKEEPER_OPENCODE_STORAGE
+  process.env.TURNKEEPER_OPENCODE_STORAGE = storage
+  try {
+    return await f()
+  } finally {
+    if (old === undefined) delete process.env.TURNKEEPER_OPENCODE_STORAGE
+    else process.env.TURNKEEPER_OPENCODE_STORAGE = old
+  }
+}
+
 test('session.error: the provider error is classified and logged', async () => {
   const { h, logged } = await hooks()
+  // A store that does not hold the session: the repair in storage is tried, and its failure
+  // logged (never thrown).
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'turnkeeper-plugin-empty-'))
   const body = JSON.stringify({
     type: 'error',
     error: { type: 'invalid_request_error', message: 'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.' },
   })
-  await h.event({
-    event: {
-      type: 'session.error',
-      properties: {
-        sessionID: 'ses_1',
-        error: { name: 'APIError', data: { message: 'Bad Request', statusCode: 400, isRetryable: false, responseBody: body } },
+  await withStorage(empty, async () => {
+    await h.event({
+      event: {
+        type: 'session.error',
+        properties: {
+          sessionID: 'ses_1',
+          error: { name: 'APIError', data: { message: 'Bad Request', statusCode: 400, isRetryable: false, responseBody: body } },
+        },
       },
-    },
+    })
+    await h.event({ event: { type: 'session.idle', properties: { sessionID: 'ses_1' } } })
   })
-  await h.event({ event: { type: 'session.idle', properties: { sessionID: 'ses_1' } } })
   await settle()
-  assert.equal(logged.length, 1)
+  fs.rmSync(empty, { recursive: true, force: true })
+  assert.equal(logged.length, 2, JSON.stringify(logged))
+  assert.equal(logged[1].level, 'warn')
+  assert.match(logged[1].message, /session ses_1 could not be repaired in storage \(ERR_TURNKEEPER_STORE\)/)
   const [l] = logged
   assert.equal(l.extra.kind, 'thinking_block_order')
   assert.equal(l.extra.status, 400)
@@ -143,6 +174,49 @@ test('session.error: the provider error is classified and logged', async () => {
   // agrees with the binding's classify of the same body
   assert.equal(tk.classify(body, { status: 400 }).kind, l.extra.kind)
 })
+
+for (const store of ['storage', 'opencode.db']) {
+  test(`session.error asking for a repair repairs the stored session (${store}), backup kept`, async () => {
+    const { h, logged } = await hooks()
+    const { dir, ids } = storeCopy()
+    const storage = path.join(dir, store)
+    const id = ids.broken
+    const before = tk.opencodeRepairStored(id, { storage, dryRun: true })
+    assert.ok(before.repairs.length > 0, 'the corpus session needs repairs')
+    assert.equal(before.written, false)
+    const body = JSON.stringify({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'messages.3.content.1: text content blocks must contain non-whitespace text' },
+    })
+    await withStorage(storage, () =>
+      h.event({
+        event: {
+          type: 'session.error',
+          properties: {
+            sessionID: id,
+            error: { name: 'APIError', data: { message: 'Bad Request', statusCode: 400, isRetryable: false, responseBody: body } },
+          },
+        },
+      }),
+    )
+    await settle()
+    // every change is logged, then the backup; the same repairs the dry run planned
+    const stored = logged.filter((l) => / \(in storage\): /.test(l.message))
+    assert.deepStrictEqual(
+      stored.map((l) => `${l.extra.rule} ${l.extra.action} ${l.extra.partID}`),
+      before.repairs.map((r) => `${r.rule} ${r.action} ${r.part_id}`),
+    )
+    const done = logged.find((l) => /repaired in storage/.test(l.message))
+    assert.ok(done, JSON.stringify(logged))
+    assert.equal(done.extra.errorsLeft, 0)
+    assert.ok(fs.existsSync(done.extra.backup), done.extra.backup)
+    // the store now holds the repaired session: nothing left to do, no error left
+    const after = tk.opencodeRepairStored(id, { storage, dryRun: true })
+    assert.deepStrictEqual(after.repairs, [])
+    assert.ok(after.findings_left.every((f) => f.severity !== 'error'), JSON.stringify(after.findings_left))
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+}
 
 test('a plugin without a client logs nowhere and still works', async () => {
   const h = await plugin.TurnkeeperPlugin({})
