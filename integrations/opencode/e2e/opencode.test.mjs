@@ -11,52 +11,14 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { spawn, spawnSync } from 'node:child_process'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { spawnSync } from 'node:child_process'
+import { pathToFileURL } from 'node:url'
+import { TURNKEEPER, cleanup, opencode, pluginDir, scratch, skip } from './harness.mjs'
 import { rejection, server, sign } from './mock-anthropic.mjs'
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const pluginDir = path.resolve(here, '..')
-const BIN = process.env.OPENCODE_BIN || null
-// The turnkeeper command line (the node step of `cargo xtask verify` builds it).
-const TURNKEEPER = process.env.TURNKEEPER_BIN || path.resolve(pluginDir, '../../target/debug/turnkeeper')
-const skip = BIN && fs.existsSync(BIN) ? false : 'no OpenCode binary: set OPENCODE_BIN (e2e/run.sh installs opencode-ai)'
-
-/** Runs OpenCode in `dir` with `env`: { code, stdout, stderr } (async: the mock answers in this process). */
-// `stopWhen(stdout, stderr)`: once true, OpenCode is ended (after a moment to finish writing):
-// `opencode run` does not always exit after a failed turn.
-function opencode(args, { cwd, env, stopWhen }) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    let stopping = false
-    const look = () => {
-      if (!stopping && stopWhen && stopWhen(stdout, stderr)) {
-        stopping = true
-        setTimeout(() => child.kill('SIGTERM'), 2000)
-      }
-    }
-    child.stdout.on('data', (d) => { stdout += d; look() })
-    child.stderr.on('data', (d) => { stderr += d; look() })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
-    child.on('error', reject)
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
-  })
-}
-
 test('a damaged stored session continues with the plugin, thinking untouched', { skip, timeout: 600_000 }, async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'turnkeeper-opencode-'))
-  const home = path.join(root, 'home')
-  const proj = path.join(root, 'proj')
-  fs.mkdirSync(proj, { recursive: true })
-  // A project in a git repository, as OpenCode is used (outside one it does not exit after a
-  // failed turn here).
-  spawnSync('git', ['init', '-q', proj])
-  spawnSync('git', ['-C', proj, '-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '-q', '--allow-empty', '-m', 'start'])
-  const requests = []
+  const { root, proj, env, configFile } = scratch('turnkeeper-opencode-')
   const log = path.join(root, 'mock.jsonl')
   process.env.MOCK_LOG = log
   await new Promise((r) => server.listen(0, '127.0.0.1', r))
@@ -69,19 +31,6 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
     autoupdate: false,
     share: 'disabled',
   })
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    XDG_STATE_HOME: path.join(home, '.local', 'state'),
-    OPENCODE_DISABLE_MODELS_FETCH: '1',
-    OPENCODE_DISABLE_AUTOUPDATE: '1',
-  }
-  // The user's global config: a project outside a git repository does not read its own.
-  const configFile = path.join(env.XDG_CONFIG_HOME, 'opencode', 'opencode.json')
-  fs.mkdirSync(path.dirname(configFile), { recursive: true })
   const received = () => fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l).body)
   try {
     // 1. a healthy session: one turn, with a signed thinking block
@@ -190,7 +139,6 @@ test('a damaged stored session continues with the plugin, thinking untouched', {
     assert.ok(plainBlocks.some((b) => b.type === 'thinking' && JSON.stringify({ type: b.type, thinking: b.thinking, signature: b.signature }) === JSON.stringify(thinkingBlock)))
   } finally {
     server.close()
-    if (!process.env.E2E_KEEP) fs.rmSync(root, { recursive: true, force: true })
-    else console.log(`kept ${root}`)
+    cleanup(root)
   }
 })
