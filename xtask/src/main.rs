@@ -69,9 +69,11 @@ COMMANDS:
                              agreement with the CLI on the corpus), then the same in
                              integrations/opencode (the OpenCode plugin's hooks on exported
                              sessions); skipped without node + npm, a failure so under CI=true
-                opencode e2e integrations/opencode/e2e/run.sh: opencode-ai (pinned) from npm,
-                             run offline with the plugin against a local mock of the Messages
-                             API (a damaged stored session continues, thinking byte-identical)
+                agents e2e   integrations/opencode/e2e/run.sh: opencode-ai and @openai/codex
+                             (pinned) from npm, run offline against local mocks: OpenCode with
+                             the plugin continues a damaged stored session (thinking
+                             byte-identical) and reads back the doctor's repair; OpenCode
+                             (DeepSeek, Kimi) and Codex through the proxy
                 invariants   PROPTEST_CASES=2048 cargo test --workspace --no-fail-fast -- prop_
                              (the same property tests on the same build, at CI strength)
                 publish      the layering check and cargo publish --dry-run --workspace

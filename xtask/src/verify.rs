@@ -505,13 +505,14 @@ fn node_step(v: &mut Verify) -> Result<bool> {
     Ok(ok)
 }
 
-/// Real OpenCode with the plugin (`integrations/opencode/e2e/run.sh`): installs `opencode-ai`
-/// (pinned) from npm into the target directory and runs it offline against the local mock of
-/// the Messages API: a stored session damaged in its latest turn fails without the plugin and
-/// continues with it, the thinking block byte-identical. Runs after the node step built the
-/// binding and installed the plugin's dependency.
+/// Real agents (`integrations/opencode/e2e/run.sh`): installs `opencode-ai` and `@openai/codex`
+/// (pinned) from npm into the target directory and runs them offline against local mocks: a
+/// stored OpenCode session damaged in its latest turn fails without the plugin and continues
+/// with it, the thinking block byte-identical, and OpenCode reads back the command-line doctor's
+/// repair; OpenCode with DeepSeek- and Kimi-style providers and Codex through the proxy. Runs
+/// after the node step built the binding and installed the plugin's dependency.
 fn opencode_e2e_step(v: &mut Verify) -> Result<()> {
-    const NAME: &str = "opencode e2e (real OpenCode with the plugin)";
+    const NAME: &str = "agents e2e (real OpenCode and Codex)";
     let root = v.root.clone();
     let cmd = Cmd::new(&root, "bash").arg("integrations/opencode/e2e/run.sh");
     println!(

@@ -1,6 +1,8 @@
-// What the end-to-end tests share: running real OpenCode (npm `opencode-ai`, offline) in a
-// scratch home and project, and the turnkeeper command line.
+// What the end-to-end tests share: running real agents (npm `opencode-ai` and `@openai/codex`,
+// offline) in a scratch home and project, the turnkeeper command line and proxy, and a recording
+// pass-through.
 import fs from 'node:fs'
+import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
@@ -89,4 +91,31 @@ export function proxy(args, env) {
     child.on('error', reject)
     child.on('close', (code) => reject(new Error(`the proxy exited (${code}): ${out}`)))
   })
+}
+
+/**
+ * A recording pass-through on loopback: every request's bytes are kept in `raw` and forwarded
+ * to `target` (a base URL), its answer streamed back. It stands between a client and the proxy,
+ * so that what the client sent can be compared with what the upstream received.
+ */
+export function recorder(target) {
+  const raw = []
+  const server = http.createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks)
+      raw.push(body.toString('utf8'))
+      const url = new URL(req.url, target)
+      const headers = { ...req.headers, host: url.host, 'content-length': String(body.length) }
+      delete headers['transfer-encoding']
+      const up = http.request(url, { method: req.method, headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers)
+        r.pipe(res)
+      })
+      up.on('error', () => { res.writeHead(502).end() })
+      up.end(body)
+    })
+  })
+  return { server, raw }
 }
