@@ -6,7 +6,7 @@
 // real target needs (the model of the last user message: Anthropic's rules for Claude, only the
 // provider-neutral repairs for any other model) and applies them to the messages in place: whole
 // parts removed, replaced or added, never an edited reasoning part. Each change is logged with
-// its rule, message, part and reason. Nothing is written to OpenCode's storage.
+// its rule, message, part and reason. Nothing is written to OpenCode's storage at this hook.
 //
 // On `session.error` it classifies the provider's error (however OpenCode wrapped it) and logs
 // the kind, where it points and the recovery turnkeeper would take; when that recovery is a

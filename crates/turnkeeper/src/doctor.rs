@@ -1,5 +1,5 @@
 //! The OpenCode session doctor (feature `stores`): plan the repairs of a stored session, each
-//! under its rule id (AN-05, AN-08, AN-10, AN-19, AN-23; the Anthropic-only ones only for a
+//! under its rule id (AN-05, AN-08, AN-10, AN-18, AN-19, AN-23; the Anthropic-only ones only for a
 //! session bound for Anthropic), and write them in place ([`apply`]: backup and manifest first,
 //! every write atomic) or take them back ([`undo`]).
 //!

@@ -6,7 +6,7 @@
 //! layer applies them (backup first, every write atomic, `undo` possible), and
 //! [`super::check_session`] checks a session the way its next request will be sent.
 //!
-//! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-05, AN-19, AN-23)
+//! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-05, AN-18, AN-19, AN-23)
 //! are planned only for a session bound for Anthropic. A Kimi session's whitespace text parts,
 //! for instance, are valid for Kimi and are left alone. The provider-neutral repairs (stuck tool
 //! parts, plugin-written parts naming nothing) are planned for every session.
