@@ -6,10 +6,10 @@
 //! layer applies them (backup first, every write atomic, `undo` possible), and
 //! [`super::check_session`] checks a session the way its next request will be sent.
 //!
-//! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-05, AN-18, AN-19, AN-23)
-//! are planned only for a session bound for Anthropic. A Kimi session's whitespace text parts,
-//! for instance, are valid for Kimi and are left alone. The provider-neutral repairs (stuck tool
-//! parts, plugin-written parts naming nothing) are planned for every session.
+//! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-05, AN-18, AN-19,
+//! AN-23) are planned only for a session bound for Anthropic. A Kimi session's whitespace text
+//! parts, for instance, are valid for Kimi and are left alone. The provider-neutral repairs
+//! (stuck tool parts, plugin-written parts naming nothing) are planned for every session.
 //!
 //! What is repaired (seed 000's recovery list, seed 003's conversion rules, peers.md §1):
 //!
@@ -373,9 +373,9 @@ fn late_reasoning(session: &Session) -> bool {
 /// with thinking (its first block a text or tool part, a reasoning part after it), the parts
 /// before the message's first reasoning part are given new ids that sort right after the
 /// message's last reasoning part, in their order (OpenCode's id shape, [`part_id_after`]):
-/// OpenCode then reads (and sends) the reasoning first. Each moved part is removed and created again with the new id, its JSON otherwise the
-/// same (or as another repair rewrites it); the reasoning parts are not touched. Parts another
-/// repair removes are not moved.
+/// OpenCode then reads (and sends) the reasoning first. Each moved part is created again with
+/// the new id, its JSON otherwise the same (or as another repair rewrites it), then the original
+/// removed; the reasoning parts are not touched. Parts another repair removes are not moved.
 fn thinking_first(session: &Session, opts: &PlanOptions, out: &mut DoctorPlan) {
     let check_opts = crate::Options {
         model: opts.target.as_ref().and_then(|t| t.model.clone()),
