@@ -154,3 +154,59 @@ fn a_part_id_of_another_shape_leaves_the_step_alone_and_says_so() {
         plan.left_alone
     );
 }
+
+#[test]
+fn a_run_cut_short_after_its_first_move_is_finished_by_the_next_plan() {
+    // Two parts before the reasoning; the run stopped once the first was moved (its copy made,
+    // its original removed): the next plan moves the second to the id after the first's copy.
+    // (`doctor_crash` found this: the next id was taken by the first copy, and the step was left.)
+    let before = TEXT
+        .replace(
+            "prt_ed8700000022Part0000000002",
+            "prt_ed870000001fPart0000000009",
+        )
+        .replace("Listing.", "First.");
+    let s = session(&[&before, TOOL, REASONING, TEXT]);
+    let first = doctor::plan(&s, &PlanOptions::default());
+    let got: Vec<String> = first
+        .repairs
+        .iter()
+        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "AN-08 changed_part prt_ed8700000020Part0000000000",
+            "AN-18 added_part prt_ed8700000021Part0000000002",
+            "AN-18 removed_part prt_ed870000001fPart0000000009",
+            "AN-18 added_part prt_ed8700000021Part0000000003",
+            "AN-18 removed_part prt_ed8700000020Part0000000000",
+        ]
+    );
+    let cut = doctor::simulate(
+        &s,
+        &doctor::DoctorPlan {
+            repairs: first.repairs[..3].to_vec(),
+            ..first.clone()
+        },
+    );
+    let plan = doctor::plan(&cut, &PlanOptions::default());
+    let got: Vec<String> = plan
+        .repairs
+        .iter()
+        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "AN-18 added_part prt_ed8700000021Part0000000003",
+            "AN-18 removed_part prt_ed8700000020Part0000000000",
+        ]
+    );
+    let ids =
+        |s: &Session| -> Vec<String> { s.messages[1].parts.iter().map(|p| p.id.clone()).collect() };
+    assert_eq!(
+        ids(&doctor::simulate(&cut, &plan)),
+        ids(&doctor::simulate(&s, &first))
+    );
+}

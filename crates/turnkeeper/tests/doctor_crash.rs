@@ -241,6 +241,8 @@ fn crash_runs(kind: Kind) -> R {
     let mut stages: BTreeMap<&str, u64> = BTreeMap::new();
     let (mut points, mut kills) = (0, 0);
     for run in 0..runs {
+        // What this run does, printed first: a failure names it (with the seed, to repeat it).
+        eprintln!("crash {kind:?}: seed {seed}, run {run}");
         let work = fresh()?;
         let mut cmd = child(kind, work.path());
         if run % 5 == 4 {
@@ -253,6 +255,7 @@ fn crash_runs(kind: Kind) -> R {
         } else {
             points += 1;
             let k = 1 + rng.below(steps);
+            eprintln!("crash {kind:?}: run {run} stops at write step {k} of {steps}");
             let status = cmd.env(CRASH_ENV, k.to_string()).status()?;
             assert!(
                 !status.success(),

@@ -476,17 +476,27 @@ fn thinking_first(session: &Session, opts: &PlanOptions, out: &mut DoctorPlan) {
                     old_raw: p.raw.clone(),
                 },
             };
-            let want = without_id(raw);
-            if let Some(copy) = m
-                .parts
-                .iter()
-                .find(|q| q.id > lo && want.is_some() && without_id(&q.raw) == want)
+            // The parts an interrupted run already created: the ones at the ids this loop mints
+            // in turn after `lo` (a moved part whose original is gone, or this part's copy).
+            let mut made: Vec<&StoredPart> = Vec::new();
+            let mut at = lo.clone();
+            while let Some(id) = part_id_after(&at)
+                && let Some(q) = m.parts.iter().find(|q| q.id == id)
             {
-                // An interrupted run created the copy: what is left is to remove the original.
+                made.push(q);
+                at = id;
+            }
+            let want = without_id(raw);
+            if let Some(copy) = made
+                .iter()
+                .find(|q| want.is_some() && without_id(&q.raw) == want)
+            {
+                // This part's copy is there: what is left is to remove the original.
                 out.repairs.push(remove(reason(&copy.id)));
                 lo = copy.id.clone();
                 continue;
             }
+            lo = at;
             let next = m
                 .parts
                 .iter()
