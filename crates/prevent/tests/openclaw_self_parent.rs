@@ -6,11 +6,9 @@
 //! through dropped lines re-links the child to the entry written before it, as a missing parent
 //! is, and a parent id that a kept line also has (a repeated id) is kept.
 
-use turnkeeper_model::openclaw::Session;
-use turnkeeper_prevent::openclaw::{check_session, plan};
+mod openclaw_common;
+use openclaw_common::{HEADER, USER, repaired};
 
-const HEADER: &str = r#"{"type":"session","version":3,"id":"0a1b2c3d-0000-4000-8000-000000000002","timestamp":"2026-05-02T10:00:00.000Z","cwd":"/w"}"#;
-const USER: &str = r#"{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"List the files."}]}}"#;
 const ANSWER: &str = r#"{"type":"message","id":"a1","parentId":"x","message":{"role":"assistant","content":[{"type":"text","text":"a and b"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"stop"}}"#;
 
 /// A toolResult for a call nobody made (AN-10: the line goes), with the parent `parent`.
@@ -21,12 +19,8 @@ fn orphan(parent: &str) -> String {
 }
 
 fn check(input: &str, expect: &str) {
-    let s = Session::parse(input.to_owned(), "test").expect("the session reads");
-    let p = plan(&s, None).expect("a plan");
+    let (p, _, _) = repaired(input);
     assert_eq!(p.text, expect);
-    let after = Session::parse(p.text.clone(), "repaired").expect("the repaired text reads");
-    let left = check_session(&after, None).findings;
-    assert!(left.is_empty(), "the repaired session still has {left:#?}");
 }
 
 #[test]

@@ -18,6 +18,28 @@ const TOOL: &str = r#"{"id":"prt_ed8700000020Part0000000000","sessionID":"ses_0a
 const REASONING: &str = r#"{"id":"prt_ed8700000021Part0000000001","sessionID":"ses_0a1b2c3d4ffeTinySession01","messageID":"msg_ed8700000002AsstFirst0002","type":"reasoning","text":"I should list the files.","metadata":{"anthropic":{"signature":"EqQBCkYIBxgCKkDvZ9QmX2"}},"time":{"start":1,"end":2}}"#;
 const TEXT: &str = r#"{"id":"prt_ed8700000022Part0000000002","sessionID":"ses_0a1b2c3d4ffeTinySession01","messageID":"msg_ed8700000002AsstFirst0002","type":"text","text":"Listing."}"#;
 
+/// The plan as `rule action part` lines.
+fn listed(plan: &doctor::DoctorPlan) -> Vec<String> {
+    plan.repairs
+        .iter()
+        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
+        .collect()
+}
+
+/// `s` as a run of `plan` cut short after its first `n` repairs leaves it.
+fn cut_after(s: &Session, plan: &doctor::DoctorPlan, n: usize) -> Session {
+    let done = doctor::DoctorPlan {
+        repairs: plan.repairs[..n].to_vec(),
+        ..plan.clone()
+    };
+    doctor::simulate(s, &done)
+}
+
+/// The part ids of the assistant message.
+fn ids(s: &Session) -> Vec<String> {
+    s.messages[1].parts.iter().map(|p| p.id.clone()).collect()
+}
+
 /// A prompt, then a finished assistant message of `parts` (in id order), for Claude.
 fn session(parts: &[&str]) -> Session {
     let user = format!(
@@ -34,11 +56,7 @@ fn session(parts: &[&str]) -> Session {
 fn check(parts: &[&str], expect_plan: &[&str], expect_parts: &[&str]) {
     let s = session(parts);
     let plan = doctor::plan(&s, &PlanOptions::default());
-    let got: Vec<String> = plan
-        .repairs
-        .iter()
-        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
-        .collect();
+    let got = listed(&plan);
     assert_eq!(got, expect_plan, "the plan");
     let after = doctor::simulate(&s, &plan);
     let parts_after: Vec<String> = after.messages[1]
@@ -111,22 +129,10 @@ fn a_move_cut_short_by_a_crash_is_finished_by_the_next_plan() {
     // The copy was created, the original not yet removed: the plan removes the original only.
     let s = session(&[TOOL, REASONING, TEXT]);
     let first = doctor::plan(&s, &PlanOptions::default());
-    let crashed = doctor::simulate(
-        &s,
-        &doctor::DoctorPlan {
-            repairs: first.repairs[..2].to_vec(),
-            ..first.clone()
-        },
-    );
+    let crashed = cut_after(&s, &first, 2);
     let plan = doctor::plan(&crashed, &PlanOptions::default());
-    let got: Vec<String> = plan
-        .repairs
-        .iter()
-        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
-        .collect();
+    let got = listed(&plan);
     assert_eq!(got, ["AN-18 removed_part prt_ed8700000020Part0000000000"]);
-    let ids =
-        |s: &Session| -> Vec<String> { s.messages[1].parts.iter().map(|p| p.id.clone()).collect() };
     assert_eq!(
         ids(&doctor::simulate(&crashed, &plan)),
         ids(&doctor::simulate(&s, &first))
@@ -168,11 +174,7 @@ fn a_run_cut_short_after_its_first_move_is_finished_by_the_next_plan() {
         .replace("Listing.", "First.");
     let s = session(&[&before, TOOL, REASONING, TEXT]);
     let first = doctor::plan(&s, &PlanOptions::default());
-    let got: Vec<String> = first
-        .repairs
-        .iter()
-        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
-        .collect();
+    let got = listed(&first);
     assert_eq!(
         got,
         [
@@ -183,19 +185,9 @@ fn a_run_cut_short_after_its_first_move_is_finished_by_the_next_plan() {
             "AN-18 removed_part prt_ed8700000020Part0000000000",
         ]
     );
-    let cut = doctor::simulate(
-        &s,
-        &doctor::DoctorPlan {
-            repairs: first.repairs[..3].to_vec(),
-            ..first.clone()
-        },
-    );
+    let cut = cut_after(&s, &first, 3);
     let plan = doctor::plan(&cut, &PlanOptions::default());
-    let got: Vec<String> = plan
-        .repairs
-        .iter()
-        .map(|r| format!("{} {} {}", r.rule(), r.action(), r.part_id))
-        .collect();
+    let got = listed(&plan);
     assert_eq!(
         got,
         [
@@ -203,8 +195,6 @@ fn a_run_cut_short_after_its_first_move_is_finished_by_the_next_plan() {
             "AN-18 removed_part prt_ed8700000020Part0000000000",
         ]
     );
-    let ids =
-        |s: &Session| -> Vec<String> { s.messages[1].parts.iter().map(|p| p.id.clone()).collect() };
     assert_eq!(
         ids(&doctor::simulate(&cut, &plan)),
         ids(&doctor::simulate(&s, &first))

@@ -208,17 +208,7 @@ pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
         }
         let before = out.repairs.len();
         for p in &m.parts {
-            let remove = |kind, reason: String| Repair {
-                kind,
-                message_id: m.id.clone(),
-                part_id: p.id.clone(),
-                reason,
-                change: PartChange::Remove {
-                    message_id: m.id.clone(),
-                    part_id: p.id.clone(),
-                    old_raw: p.raw.clone(),
-                },
-            };
+            let remove = |kind, reason: String| removal(kind, p, reason);
             match &p.typed {
                 Part::Text(t)
                     if anthropic && sent && t.ignored != Some(true) && t.text.trim().is_empty() =>
@@ -349,6 +339,21 @@ pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
     out
 }
 
+/// The repair that removes part `p` (of its message), as stored.
+fn removal(kind: RepairKind, p: &StoredPart, reason: String) -> Repair {
+    Repair {
+        kind,
+        message_id: p.message_id.clone(),
+        part_id: p.id.clone(),
+        reason,
+        change: PartChange::Remove {
+            message_id: p.message_id.clone(),
+            part_id: p.id.clone(),
+            old_raw: p.raw.clone(),
+        },
+    }
+}
+
 /// True when a sent assistant message has a reasoning part after a text or tool part of the
 /// same step (the cheap test that decides whether the check is asked, see [`thinking_first`]).
 fn late_reasoning(session: &Session) -> bool {
@@ -465,17 +470,7 @@ fn thinking_first(session: &Session, opts: &PlanOptions, out: &mut DoctorPlan) {
                     p.id, f.message
                 )
             };
-            let remove = |reason: String| Repair {
-                kind: RepairKind::ThinkingNotFirst,
-                message_id: m.id.clone(),
-                part_id: p.id.clone(),
-                reason,
-                change: PartChange::Remove {
-                    message_id: m.id.clone(),
-                    part_id: p.id.clone(),
-                    old_raw: p.raw.clone(),
-                },
-            };
+            let remove = |reason: String| removal(RepairKind::ThinkingNotFirst, p, reason);
             // The parts an interrupted run already created: the ones at the ids this loop mints
             // in turn after `lo` (a moved part whose original is gone, or this part's copy).
             let mut made: Vec<&StoredPart> = Vec::new();
