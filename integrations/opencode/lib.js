@@ -32,6 +32,18 @@ export function openCodeLogger(client) {
   }
 }
 
+/** Logs one of the doctor's repairs with its rule, action, message, part and reason; `where`
+ * follows the part (` (in storage)` for a repair written to the store). */
+function logRepair(log, r, where) {
+  log('info', `turnkeeper: ${r.rule} ${r.action} ${r.message_id}/${r.part_id}${where}: ${r.reason}`, {
+    rule: r.rule,
+    kind: r.kind,
+    action: r.action,
+    messageID: r.message_id,
+    partID: r.part_id,
+  })
+}
+
 /** Where `part` sits among `parts` sorted by id (OpenCode orders a message's parts by id). */
 function insertionIndex(parts, id) {
   const i = parts.findIndex((p) => typeof p?.id === 'string' && p.id > id)
@@ -99,13 +111,7 @@ export function transformMessages(messages, options = {}) {
       continue
     }
     result.applied.push(r)
-    log('info', `turnkeeper: ${r.rule} ${r.action} ${r.message_id}/${r.part_id}: ${r.reason}`, {
-      rule: r.rule,
-      kind: r.kind,
-      action: r.action,
-      messageID: r.message_id,
-      partID: r.part_id,
-    })
+    logRepair(log, r, '')
   }
   for (const s of result.skipped) {
     log('warn', `turnkeeper: ${s.rule} ${s.action} ${s.message_id}/${s.part_id} not applied: ${s.why}`)
@@ -141,7 +147,6 @@ export function classifySessionError(properties) {
   return tk.classify(text, status === undefined ? undefined : { status })
 }
 
-
 /**
  * Repairs the stored session `sessionID` with the turnkeeper OpenCode doctor (backup first,
  * every write atomic) and logs each change and the backup. The store is the one
@@ -162,15 +167,7 @@ export function repairStoredSession(sessionID, options = {}) {
     log('warn', `turnkeeper: session ${sessionID} could not be repaired in storage (${e.code ?? e.name}): ${e.message}`)
     return null
   }
-  for (const c of r.repairs) {
-    log('info', `turnkeeper: ${c.rule} ${c.action} ${c.message_id}/${c.part_id} (in storage): ${c.reason}`, {
-      rule: c.rule,
-      kind: c.kind,
-      action: c.action,
-      messageID: c.message_id,
-      partID: c.part_id,
-    })
-  }
+  for (const c of r.repairs) logRepair(log, c, ' (in storage)')
   if (r.written) {
     const left = r.findings_left.filter((f) => f.severity === 'error').length
     log('info', `turnkeeper: session ${sessionID} repaired in storage (${r.repairs.length} change(s), ${left} error(s) left); backup ${r.backup}; undo with \`turnkeeper opencode undo --session ${sessionID}\``, {

@@ -769,23 +769,21 @@ pub fn opencode_doctor(
     messages: BodyArg,
     options: Option<Object<'_>>,
 ) -> napi::Result<Value, Code> {
-    use turnkeeper::opencode::{PlanOptions, plan, simulate};
+    use turnkeeper::opencode::{plan_checked, simulate};
     let o = Opts::read(options.as_ref(), &["model"])?;
     let text = utf8(bytes_of(&messages), "messages")?;
     let session = load_export(text, "<messages>").map_err(Failure::from)?;
-    let target = turnkeeper::opencode::session_target(&session, o.model.as_deref());
-    let planned = plan(
-        &session,
-        &PlanOptions {
-            last_message_live: false,
-            target: Some(target.clone()),
-        },
-    );
     let opts = Options {
         model: o.model.clone(),
         ..Options::default()
     };
     let before = turnkeeper::opencode::check_session(&session, &opts).map_err(Failure::from)?;
+    // The plan reads where a step's thinking is not first from this check (no second one).
+    let planned = plan_checked(
+        &session,
+        &plan_options(&session, o.model.as_deref()),
+        &before,
+    );
     // With nothing planned the session after the plan is this one: its findings are `before`'s
     // (the plugin's common case, a valid session, pays for one check, not two).
     let after = if planned.repairs.is_empty() {
@@ -807,6 +805,18 @@ pub fn opencode_doctor(
         "left_alone": planned.left_alone,
         "findings_left": value(left)?,
     }))
+}
+
+/// The doctor's options for `session`: its own target (or `model`'s), nothing live (OpenCode is
+/// not writing the messages the caller hands over).
+fn plan_options(
+    session: &turnkeeper::opencode::Session,
+    model: Option<&str>,
+) -> turnkeeper::opencode::PlanOptions {
+    turnkeeper::opencode::PlanOptions {
+        last_message_live: false,
+        target: Some(turnkeeper::opencode::session_target(session, model)),
+    }
 }
 
 /// The doctor's repairs as plain objects: rule, kind, action, message and part ids, reason, and
@@ -854,7 +864,7 @@ pub fn opencode_repair_stored(
     options: Option<Object<'_>>,
 ) -> napi::Result<Value, Code> {
     use turnkeeper::doctor::{StoreRef, apply};
-    use turnkeeper::opencode::{PlanOptions, plan, simulate};
+    use turnkeeper::opencode::{plan, simulate};
     let o = Opts::read(options.as_ref(), &["model", "storage", "dryRun"])?;
     let (storage, dry_run) = match options.as_ref() {
         Some(obj) => (
@@ -866,14 +876,7 @@ pub fn opencode_repair_stored(
     let loc = turnkeeper::stores::opencode::locate(storage.as_deref().map(std::path::Path::new))
         .map_err(Failure::from)?;
     let session = loc.load(&session_id).map_err(Failure::from)?;
-    let target = turnkeeper::opencode::session_target(&session, o.model.as_deref());
-    let planned = plan(
-        &session,
-        &PlanOptions {
-            last_message_live: false,
-            target: Some(target),
-        },
-    );
+    let planned = plan(&session, &plan_options(&session, o.model.as_deref()));
     let backup = if dry_run || planned.is_empty() {
         None
     } else {

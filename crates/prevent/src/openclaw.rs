@@ -553,17 +553,11 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
         });
     }
     // Where each dropped entry's children now hang, and the results added after a line.
-    let by_id: HashMap<String, usize> = s
-        .lines
-        .iter()
-        .enumerate()
-        .filter_map(|(i, l)| l.id.clone().map(|d| (d, i)))
-        .collect();
     let mut tail_of: HashMap<String, String> = HashMap::new();
     let mut added: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     // Every added line gets an id no other line has (the seed is the line and call ids; a
     // collision, say two lines sharing an id, takes the next seed).
-    let mut taken: HashSet<String> = by_id.keys().cloned().collect();
+    let mut taken: HashSet<String> = s.lines.iter().filter_map(|l| l.id.clone()).collect();
     for (&i, ks) in &answer {
         let l = &s.lines[i];
         let Some(aid) = l.id.clone() else { continue };

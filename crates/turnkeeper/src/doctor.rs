@@ -32,7 +32,7 @@ use crate::stores::WriteError;
 #[doc(no_inline)]
 pub use crate::opencode::{
     DoctorPlan, NEXT_PROMPT, PLACEHOLDER_TEXT, PlanOptions, Repair, RepairKind, has_errors,
-    next_turn_body, plan, simulate,
+    next_turn_body, plan, plan_checked, simulate,
 };
 
 /// Checks a stored session the way its next request will be sent; findings map back to OpenCode

@@ -37,7 +37,8 @@ pub use turnkeeper_model::opencode::{
     StoredPart, load_export,
 };
 pub use turnkeeper_prevent::opencode::doctor::{
-    DoctorPlan, PLACEHOLDER_TEXT, PlanOptions, Repair, RepairKind, has_errors, plan, simulate,
+    DoctorPlan, PLACEHOLDER_TEXT, PlanOptions, Repair, RepairKind, has_errors, plan, plan_checked,
+    simulate,
 };
 pub use turnkeeper_prevent::opencode::{
     ExportError, Family, NEXT_PROMPT, SWITCH_MODEL, SessionCheck, SessionFinding, Target,

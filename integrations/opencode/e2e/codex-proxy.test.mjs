@@ -11,26 +11,14 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import { spawn } from 'node:child_process'
-import { cleanup, proxy, recorder, scratch } from './harness.mjs'
+import { agent, cleanup, proxy, recorder, scratch } from './harness.mjs'
 import { mockResponses } from './mock-responses.mjs'
 
 const CODEX = process.env.CODEX_BIN || null
 const skip = CODEX && fs.existsSync(CODEX) ? false : 'no Codex binary: set CODEX_BIN (e2e/run.sh installs @openai/codex)'
 
 /** Runs `codex exec` with `args`: { code, stdout, stderr }. */
-function codex(args, { cwd, env }) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(CODEX, ['exec', '--skip-git-repo-check', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d })
-    child.stderr.on('data', (d) => { stderr += d })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
-    child.on('error', reject)
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
-  })
-}
+const codex = (args, options) => agent(CODEX, ['exec', '--skip-git-repo-check', ...args], options)
 
 test('Codex through the proxy: a tool loop forwarded byte for byte, and accepted', { skip, timeout: 300_000 }, async () => {
   const { root, home, proj, env } = scratch('turnkeeper-codex-')

@@ -20,9 +20,14 @@ export const TURNKEEPER = process.env.TURNKEEPER_BIN || path.resolve(pluginDir, 
  * `stopWhen(stdout, stderr)`: once true, OpenCode is ended (after a moment to finish writing):
  * `opencode run` does not always exit by itself once its loop is done.
  */
-export function opencode(args, { cwd, env, stopWhen }) {
+export function opencode(args, options) {
+  return agent(BIN, args, options)
+}
+
+/** Runs the agent `bin` with `args` as {@link opencode} runs OpenCode; killed after 90 s. */
+export function agent(bin, args, { cwd, env, stopWhen }) {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     let stopping = false

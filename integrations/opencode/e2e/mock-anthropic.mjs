@@ -4,9 +4,9 @@
 // a request whose thinking blocks were altered, with a whitespace-only text block, or whose latest assistant turn with a tool call
 // does not start with thinking. Signatures are an HMAC of the thinking text.
 //   node mock-anthropic.mjs   -> prints the port it listens on (127.0.0.1)
-import http from 'node:http'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
+import { jsonServer, reject } from './mock-http.mjs'
 
 const KEY = 'turnkeeper-mock'
 export const sign = (text) => crypto.createHmac('sha256', KEY).update(text).digest('base64')
@@ -44,48 +44,37 @@ function sse(res, events) {
 }
 
 let turn = 0
-const server = http.createServer((req, res) => {
-  let data = ''
-  req.on('data', (c) => { data += c })
-  req.on('end', () => {
-    if (!req.url.includes('/messages')) {
-      res.writeHead(404).end()
-      return
-    }
-    let body
-    try { body = JSON.parse(data) } catch { res.writeHead(400).end(); return }
-    if (process.env.MOCK_LOG) fs.appendFileSync(process.env.MOCK_LOG, JSON.stringify({ url: req.url, body }) + '\n')
-    const why = rejection(body)
-    if (why) {
-      res.writeHead(400, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: why } }))
-      return
-    }
-    turn += 1
-    const thinking = `Thinking about turn ${turn}.`
-    const id = `msg_mock_${turn}`
-    const events = [
-      { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
-    ]
-    let index = 0
-    if (body.thinking && body.thinking.type !== 'disabled') {
-      events.push(
-        { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } },
-        { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } },
-        { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: sign(thinking) } },
-        { type: 'content_block_stop', index },
-      )
-      index += 1
-    }
+const server = jsonServer('/messages', (body, _raw, res, req) => {
+  if (process.env.MOCK_LOG) fs.appendFileSync(process.env.MOCK_LOG, JSON.stringify({ url: req.url, body }) + '\n')
+  const why = rejection(body)
+  if (why) {
+    reject(res, { type: 'error', error: { type: 'invalid_request_error', message: why } })
+    return
+  }
+  turn += 1
+  const thinking = `Thinking about turn ${turn}.`
+  const id = `msg_mock_${turn}`
+  const events = [
+    { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+  ]
+  let index = 0
+  if (body.thinking && body.thinking.type !== 'disabled') {
     events.push(
-      { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
-      { type: 'content_block_delta', index, delta: { type: 'text_delta', text: `Reply ${turn}.` } },
+      { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } },
+      { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: sign(thinking) } },
       { type: 'content_block_stop', index },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 12 } },
-      { type: 'message_stop' },
     )
-    sse(res, events)
-  })
+    index += 1
+  }
+  events.push(
+    { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index, delta: { type: 'text_delta', text: `Reply ${turn}.` } },
+    { type: 'content_block_stop', index },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 12 } },
+    { type: 'message_stop' },
+  )
+  sse(res, events)
 })
 
 if (import.meta.url === `file://${process.argv[1]}`) {

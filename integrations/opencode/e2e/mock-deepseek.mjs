@@ -8,7 +8,7 @@
 //   400 "thinking is enabled but reasoning_content is missing in assistant tool call message at index N"
 // A prompt that mentions "markdown" gets a `glob` tool call first; the turn after its result, and
 // any other prompt, gets a text answer.
-import http from 'node:http'
+import { jsonServer, reject } from './mock-http.mjs'
 
 /** What the provider would say about `body`, or null when it would accept it: for a Kimi model
  * (`kimi` in its id), Moonshot's KM-01 (every assistant message with `tool_calls` carries
@@ -43,60 +43,49 @@ export function promptOf(m) {
 export function mockDeepSeek() {
   const requests = []
   const raw = []
-  const server = http.createServer((req, res) => {
-    let data = ''
-    req.on('data', (c) => { data += c })
-    req.on('end', () => {
-      if (!req.url.endsWith('/chat/completions')) {
-        res.writeHead(404).end()
-        return
-      }
-      let body
-      try { body = JSON.parse(data) } catch { res.writeHead(400).end(); return }
-      requests.push(body)
-      raw.push(data)
-      const n = requests.length
-      const why = rejection(body)
-      if (why) {
-        res.writeHead(400, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ error: { message: why, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } }))
-        return
-      }
-      const last = body.messages.at(-1)
-      const lastUser = body.messages.findLast((m) => m.role === 'user')
-      const userText = promptOf(lastUser)
-      const callTool = last?.role === 'user' && Array.isArray(body.tools) && body.tools.some((t) => t.function?.name === 'glob') && /markdown/.test(userText)
-      const id = `chatcmpl-mock${n}`
-      // ids the same in two runs of one conversation
-      const callId = `call_mock${Buffer.from(userText).toString('hex').slice(0, 16)}`
-      const created = 1787170385
-      const chunk = (delta, finish = null) => ({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })
-      const afterTool = last?.role === 'tool'
-      const reasoning = reasoningOf(afterTool)
-      const chunks = [chunk({ role: 'assistant' })]
-      for (const w of reasoning.split(/(?= )/)) chunks.push(chunk({ reasoning_content: w }))
-      if (callTool) {
-        chunks.push(chunk({ tool_calls: [{ id: callId, type: 'function', index: 0, function: { name: 'glob', arguments: '' } }] }))
-        chunks.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"pattern":"' } }] }))
-        chunks.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '**/*.md"}' } }] }))
-        chunks.push(chunk({}, 'tool_calls'))
-      } else {
-        chunks.push(chunk({ content: afterTool ? 'One: README.md.' : 'Done.' }))
-        chunks.push(chunk({}, 'stop'))
-      }
-      const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 3 } }
-      if (body.stream) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-        for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`)
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage })}\n\n`)
-        res.end('data: [DONE]\n\n')
-      } else {
-        const message = { role: 'assistant', content: callTool ? null : afterTool ? 'One: README.md.' : 'Done.', reasoning_content: reasoning }
-        if (callTool) message.tool_calls = [{ id: callId, type: 'function', function: { name: 'glob', arguments: '{"pattern":"**/*.md"}' } }]
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: callTool ? 'tool_calls' : 'stop' }], usage }))
-      }
-    })
+  const server = jsonServer('/chat/completions', (body, data, res) => {
+    requests.push(body)
+    raw.push(data)
+    const n = requests.length
+    const why = rejection(body)
+    if (why) {
+      reject(res, { error: { message: why, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } })
+      return
+    }
+    const last = body.messages.at(-1)
+    const lastUser = body.messages.findLast((m) => m.role === 'user')
+    const userText = promptOf(lastUser)
+    const callTool = last?.role === 'user' && Array.isArray(body.tools) && body.tools.some((t) => t.function?.name === 'glob') && /markdown/.test(userText)
+    const id = `chatcmpl-mock${n}`
+    // ids the same in two runs of one conversation
+    const callId = `call_mock${Buffer.from(userText).toString('hex').slice(0, 16)}`
+    const created = 1787170385
+    const chunk = (delta, finish = null) => ({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })
+    const afterTool = last?.role === 'tool'
+    const reasoning = reasoningOf(afterTool)
+    const chunks = [chunk({ role: 'assistant' })]
+    for (const w of reasoning.split(/(?= )/)) chunks.push(chunk({ reasoning_content: w }))
+    if (callTool) {
+      chunks.push(chunk({ tool_calls: [{ id: callId, type: 'function', index: 0, function: { name: 'glob', arguments: '' } }] }))
+      chunks.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"pattern":"' } }] }))
+      chunks.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '**/*.md"}' } }] }))
+      chunks.push(chunk({}, 'tool_calls'))
+    } else {
+      chunks.push(chunk({ content: afterTool ? 'One: README.md.' : 'Done.' }))
+      chunks.push(chunk({}, 'stop'))
+    }
+    const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 3 } }
+    if (body.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`)
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage })}\n\n`)
+      res.end('data: [DONE]\n\n')
+    } else {
+      const message = { role: 'assistant', content: callTool ? null : afterTool ? 'One: README.md.' : 'Done.', reasoning_content: reasoning }
+      if (callTool) message.tool_calls = [{ id: callId, type: 'function', function: { name: 'glob', arguments: '{"pattern":"**/*.md"}' } }]
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: callTool ? 'tool_calls' : 'stop' }], usage }))
+    }
   })
   return { server, requests, raw }
 }

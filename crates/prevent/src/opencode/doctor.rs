@@ -29,6 +29,8 @@
 //! reported by the store and never touched. Messages OpenCode does not send (errored turns) are
 //! left alone, except for stuck tool parts.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 use turnkeeper_guard::{Provenance, provenance};
 use turnkeeper_model::edit::object;
@@ -161,7 +163,40 @@ fn str_member(raw: &str, key: &str) -> Option<String> {
 }
 
 /// Proposes the repairs for `session` (see the module docs for what and why).
+///
+/// For a session bound for Anthropic the plan asks the check ([`super::check_session`]) where
+/// a step's thinking is not first (AN-18); a caller that has checked the session already gives
+/// that check to [`plan_checked`] instead.
 pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
+    let checked = bound_for_anthropic(opts).then(|| {
+        let check_opts = crate::Options {
+            model: opts.target.as_ref().and_then(|t| t.model.clone()),
+            ..crate::Options::default()
+        };
+        super::check_session(session, &check_opts).ok()
+    });
+    plan_with(session, opts, checked.flatten().as_ref())
+}
+
+/// [`plan`], with the check of `session` for the same target made already (the Node binding
+/// checks a session before it plans, and the plan then costs no second check). A check made for
+/// another target than `opts`' is not used: the session is checked again.
+pub fn plan_checked(session: &Session, opts: &PlanOptions, checked: &SessionCheck) -> DoctorPlan {
+    match &opts.target {
+        Some(t) if *t != checked.target => plan(session, opts),
+        _ => plan_with(session, opts, Some(checked)),
+    }
+}
+
+/// Whether the Anthropic-only repairs are planned: for a session bound for Anthropic, or with
+/// no target given (the strictest).
+fn bound_for_anthropic(opts: &PlanOptions) -> bool {
+    opts.target.as_ref().is_none_or(Target::is_anthropic)
+}
+
+/// The plan, with the session's check when the Anthropic-only repairs need it (`None`: it could
+/// not be made, and the AN-18 moves are left out, said in `left_alone`).
+fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionCheck>) -> DoctorPlan {
     let mut out = DoctorPlan {
         session_id: session.info.id.clone(),
         ..DoctorPlan::default()
@@ -177,7 +212,7 @@ pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
         .collect();
     let last = session.messages.len().saturating_sub(1);
     // The Anthropic-only repairs wait for a session bound for Anthropic.
-    let anthropic = opts.target.as_ref().is_none_or(Target::is_anthropic);
+    let anthropic = bound_for_anthropic(opts);
     if !anthropic {
         out.left_alone.push(format!(
             "the session goes to {} (not Anthropic): its text, reasoning and ids are judged valid for it, and only provider-neutral damage is repaired",
@@ -333,8 +368,14 @@ pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
             }
         }
     }
-    if anthropic && late_reasoning(session) {
-        thinking_first(session, opts, &mut out);
+    if anthropic {
+        match checked {
+            Some(c) => thinking_first(session, c, &mut out),
+            None => out.left_alone.push(
+                "the session could not be checked, so no step's thinking was moved first"
+                    .to_owned(),
+            ),
+        }
     }
     out
 }
@@ -354,26 +395,6 @@ fn removal(kind: RepairKind, p: &StoredPart, reason: String) -> Repair {
     }
 }
 
-/// True when a sent assistant message has a reasoning part after a text or tool part of the
-/// same step (the cheap test that decides whether the check is asked, see [`thinking_first`]).
-fn late_reasoning(session: &Session) -> bool {
-    session.messages.iter().filter(|m| is_sent(m)).any(|m| {
-        let mut content = false;
-        m.parts.iter().any(|p| match &p.typed {
-            Part::StepStart(_) => {
-                content = false;
-                false
-            }
-            Part::Text(_) | Part::Tool(_) => {
-                content = true;
-                false
-            }
-            Part::Reasoning(_) => content,
-            _ => false,
-        })
-    })
-}
-
 /// AN-18, translated from the check: for every request message the check finds not starting
 /// with thinking (its first block a text or tool part, a reasoning part after it), the parts
 /// before the message's first reasoning part are given new ids that sort right after the
@@ -381,34 +402,23 @@ fn late_reasoning(session: &Session) -> bool {
 /// OpenCode then reads (and sends) the reasoning first. Each moved part is created again with
 /// the new id, its JSON otherwise the same (or as another repair rewrites it), then the original
 /// removed; the reasoning parts are not touched. Parts another repair removes are not moved.
-fn thinking_first(session: &Session, opts: &PlanOptions, out: &mut DoctorPlan) {
-    let check_opts = crate::Options {
-        model: opts.target.as_ref().and_then(|t| t.model.clone()),
-        ..crate::Options::default()
-    };
-    let Ok(checked) = super::check_session(session, &check_opts) else {
-        out.left_alone.push(
-            "the session could not be checked, so no step's thinking was moved first".to_owned(),
-        );
-        return;
-    };
-    let gone: Vec<String> = out
+fn thinking_first(session: &Session, checked: &SessionCheck, out: &mut DoctorPlan) {
+    let gone: HashSet<String> = out
         .repairs
         .iter()
         .filter(|r| matches!(r.change, PartChange::Remove { .. }))
         .map(|r| r.part_id.clone())
         .collect();
-    let mut done: Vec<usize> = Vec::new();
+    let mut done: HashSet<usize> = HashSet::new();
     for f in &checked.findings {
         let f = &f.finding;
         if f.rule != RuleId::An18 || f.severity != Severity::Error {
             continue;
         }
         let Some(i) = f.message_index else { continue };
-        if done.contains(&i) {
+        if !done.insert(i) {
             continue;
         }
-        done.push(i);
         let Some(origins) = checked.request.blocks.get(i) else {
             continue;
         };
