@@ -200,3 +200,40 @@ fn a_run_cut_short_after_its_first_move_is_finished_by_the_next_plan() {
         ids(&doctor::simulate(&s, &first))
     );
 }
+
+#[test]
+fn thinking_after_an_earlier_step_of_the_same_request_message_moves_first_too() {
+    // Two steps with no tool call between them are one request message, `[text, thinking,
+    // text]`: the check finds it (AN-18) though no step stores its reasoning late. (The review
+    // found this: a pre-scan of the doctor's own, step by step, had kept the check from being
+    // asked.)
+    let part = |n: u32, body: &str| {
+        format!(
+            r#"{{"id":"prt_ed870000002{n}Part000000000{n}","sessionID":"{SES}","messageID":"{MSG}",{}"#,
+            &body[1..]
+        )
+    };
+    let parts = [
+        part(0, r#"{"type":"step-start"}"#),
+        part(1, r#"{"type":"text","text":"First."}"#),
+        part(2, r#"{"type":"step-finish","reason":"stop"}"#),
+        part(3, r#"{"type":"step-start"}"#),
+        part(
+            4,
+            r#"{"type":"reasoning","text":"hmm","metadata":{"anthropic":{"signature":"EqQBCkYIBxgCKkDvZ9QmX2"}},"time":{"start":1,"end":2}}"#,
+        ),
+        part(5, r#"{"type":"text","text":"Second."}"#),
+    ];
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let s = session(&refs);
+    let plan = doctor::plan(&s, &PlanOptions::default());
+    assert_eq!(
+        listed(&plan),
+        [
+            "AN-18 added_part prt_ed8700000024Part0000000005",
+            "AN-18 removed_part prt_ed8700000021Part0000000001",
+        ]
+    );
+    let c = check_session(&doctor::simulate(&s, &plan), &Options::default()).expect("checks");
+    assert!(!doctor::has_errors(&c), "left: {:#?}", c.findings);
+}
