@@ -890,30 +890,32 @@ pub mod object {
         Some(out)
     }
 
-    /// `src` without the member `key` (all occurrences). `None` when `src` is not an object.
+    /// `src` without the member `key` (all occurrences, the key compared decoded), with the
+    /// comma that separated it. Every other byte is kept: the members left, and the whitespace
+    /// and comma before each of them. `None` when `src` is not an object.
     pub fn remove_key(src: &str, key: &str) -> Option<String> {
         let members = members(src)?;
-        let keep: Vec<&(StrSpan, Span, Span)> = members
-            .iter()
-            .filter(|(k, _, _)| k.decode(src) != key)
-            .collect();
-        if keep.len() == members.len() {
+        let (Some(first), Some(last)) = (members.first(), members.last()) else {
+            return Some(src.to_owned());
+        };
+        if members.iter().all(|(k, _, _)| k.decode(src) != key) {
             return Some(src.to_owned());
         }
-        let open = src.find('{')?;
-        let close = src.rfind('}')?;
         let mut out = String::with_capacity(src.len());
-        out.push_str(&src[..=open]);
-        let first = members.first().map_or(close, |(_, m, _)| m.start as usize);
-        out.push_str(&src[open + 1..first]);
-        for (n, (_, m, _)) in keep.iter().enumerate() {
-            if n > 0 {
-                out.push(',');
+        out.push_str(&src[..first.1.start as usize]);
+        let mut wrote = false;
+        for (n, (k, m, _)) in members.iter().enumerate() {
+            if k.decode(src) == key {
+                continue;
+            }
+            if wrote && let Some((_, prev, _)) = n.checked_sub(1).and_then(|p| members.get(p)) {
+                // The separator this member had: a comma and whatever whitespace was there.
+                out.push_str(&src[prev.end as usize..m.start as usize]);
             }
             out.push_str(m.get(src));
+            wrote = true;
         }
-        let last = members.last().map_or(close, |(_, m, _)| m.end as usize);
-        out.push_str(&src[last..]);
+        out.push_str(&src[last.1.end as usize..]);
         Some(out)
     }
 
@@ -969,7 +971,7 @@ pub mod object {
                 r#"{ "type": "text", "text": "a\u00e9",  "cache_control": {"type":"ephemeral"} }"#;
             assert_eq!(
                 remove_key(b, "cache_control").as_deref(),
-                Some(r#"{ "type": "text","text": "a\u00e9" }"#)
+                Some(r#"{ "type": "text", "text": "a\u00e9" }"#)
             );
             assert_eq!(remove_key(b, "nope").as_deref(), Some(b));
             assert_eq!(
@@ -983,6 +985,20 @@ pub mod object {
             );
             assert_eq!(get(b, "type"), Some("\"text\""));
             assert!(members("[1]").is_none());
+        }
+
+        fn check_remove(src: &str, expect: &str) {
+            assert_eq!(remove_key(src, "k").as_deref(), Some(expect), "from {src}");
+        }
+
+        #[test]
+        fn remove_keeps_every_other_separator() {
+            check_remove(r#"{"k":1}"#, "{}");
+            check_remove(r#"{ "k" : 1 }"#, "{  }");
+            check_remove(r#"{"k":1, "a":2 ,"b":3}"#, r#"{"a":2 ,"b":3}"#);
+            check_remove(r#"{"a":2 ,"k":1,  "b":3}"#, r#"{"a":2,  "b":3}"#);
+            check_remove("{\"a\":2 , \"b\":3,\"k\"\r:1 }", r#"{"a":2 , "b":3 }"#);
+            check_remove(r#"{"\u006b":1,"a":{"k":0},"k":2}"#, r#"{"a":{"k":0}}"#);
         }
     }
 }

@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use turnkeeper_guard::fingerprint;
+use turnkeeper_model::edit::object;
 use turnkeeper_model::openclaw::Session;
 
 use crate::claude_code::{Judged, LineFinding};
@@ -455,33 +456,6 @@ pub enum PlanError {
     Guard(String),
 }
 
-fn without_partial_json(block: &str) -> String {
-    let key = "\"partialJson\":";
-    let Some(k) = block.find(key) else {
-        return block.to_owned();
-    };
-    let vstart = k + key.len();
-    let bytes = block.as_bytes();
-    let mut j = vstart + 1;
-    while j < bytes.len() {
-        match bytes[j] {
-            b'\\' => j += 2,
-            b'"' => break,
-            _ => j += 1,
-        }
-    }
-    let vend = (j + 1).min(block.len());
-    let before = &block[..k];
-    let after = &block[vend..];
-    if let Some(b) = before.strip_suffix(',') {
-        format!("{b}{after}")
-    } else if let Some(a) = after.strip_prefix(',') {
-        format!("{before}{a}")
-    } else {
-        format!("{before}{after}")
-    }
-}
-
 fn new_id(seed: &str) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(seed.as_bytes())[..4]
@@ -639,7 +613,7 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
                 .map(|(k, b)| {
                     let raw = &s.text[b.span.0..b.span.1];
                     if fix.contains(&k) {
-                        without_partial_json(raw)
+                        object::remove_key(raw, "partialJson").unwrap_or_else(|| raw.to_owned())
                     } else {
                         raw.to_owned()
                     }
