@@ -547,6 +547,10 @@ pub struct AnthropicRequest {
     pub body: String,
     /// `blocks[i][j]` is the OpenCode part that `messages[i].content[j]` came from.
     pub blocks: Vec<Vec<PartRef>>,
+    /// `messages[i]` lists the OpenCode messages that request message `i` came from, in order
+    /// (more than one when the AI SDK merged consecutive messages of one role); a message that
+    /// kept no block is located through it.
+    pub messages: Vec<Vec<String>>,
     /// Everything dropped, moved or altered on the way.
     pub notes: Vec<ConversionNote>,
 }
@@ -555,6 +559,11 @@ impl AnthropicRequest {
     /// The OpenCode part behind `messages[message].content[block]`.
     pub fn origin(&self, message: usize, block: usize) -> Option<&PartRef> {
         self.blocks.get(message)?.get(block)
+    }
+
+    /// The (first) OpenCode message behind `messages[message]`.
+    pub fn message_origin(&self, message: usize) -> Option<&str> {
+        self.messages.get(message)?.first().map(String::as_str)
     }
 }
 
@@ -838,6 +847,10 @@ fn file_block(url: &str, media_type: &str, filename: Option<&String>) -> Option<
     })
 }
 
+/// One converted message: its role, the OpenCode message it came from, and its blocks with
+/// their origins.
+type Converted<'a> = (&'static str, &'a str, Vec<(Block, PartRef)>);
+
 /// Builds the Anthropic Messages request body OpenCode would send for this session.
 ///
 /// `model` is the target model (`modelID` or `providerID/modelID`); `None` takes the last user
@@ -868,7 +881,7 @@ pub fn to_anthropic_request(
     };
 
     // Per model message: blocks with origins.
-    let mut converted: Vec<(&'static str, Vec<(Block, PartRef)>)> = Vec::new();
+    let mut converted: Vec<Converted<'_>> = Vec::new();
     for mm in &model_messages {
         let role = match mm.role {
             ModelRole::Assistant => "assistant",
@@ -980,13 +993,14 @@ pub fn to_anthropic_request(
             });
             continue;
         }
-        converted.push((role, blocks));
+        converted.push((role, &mm.message_id, blocks));
     }
 
     // Group consecutive same-role messages (AI SDK groupIntoBlocks).
     let mut messages: Vec<WireMessage> = Vec::new();
     let mut origins: Vec<Vec<PartRef>> = Vec::new();
-    for (role, blocks) in converted {
+    let mut message_origins: Vec<Vec<String>> = Vec::new();
+    for (role, id, blocks) in converted {
         let (b, o): (Vec<Block>, Vec<PartRef>) = blocks.into_iter().unzip();
         match messages.last_mut() {
             Some(last) if last.role == role => {
@@ -994,10 +1008,16 @@ pub fn to_anthropic_request(
                 if let Some(lo) = origins.last_mut() {
                     lo.extend(o);
                 }
+                if let Some(mo) = message_origins.last_mut()
+                    && mo.last().is_none_or(|l| l != id)
+                {
+                    mo.push(id.to_owned());
+                }
             }
             _ => {
                 messages.push(WireMessage { role, content: b });
                 origins.push(o);
+                message_origins.push(vec![id.to_owned()]);
             }
         }
     }
@@ -1049,6 +1069,7 @@ pub fn to_anthropic_request(
     AnthropicRequest {
         body,
         blocks: origins,
+        messages: message_origins,
         notes,
     }
 }

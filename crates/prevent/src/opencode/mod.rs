@@ -292,8 +292,17 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
             (Some(m), b) => request.origin(m, b.unwrap_or(0)),
             _ => None,
         };
+        // A message-level finding names the request message's first OpenCode message, which
+        // locates a message that kept no block too (AN-04).
+        let message_id = match (f.block_index, origin) {
+            (Some(_), Some(o)) => Some(o.message_id.clone()),
+            _ => f
+                .message_index
+                .and_then(|m| request.message_origin(m))
+                .map(str::to_owned),
+        };
         SessionFinding {
-            message_id: origin.map(|o| o.message_id.clone()),
+            message_id,
             part_id: f.block_index.and(origin.map(|o| o.part_id.clone())),
             finding: f,
         }
