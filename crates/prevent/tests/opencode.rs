@@ -513,7 +513,7 @@ fn a_finished_last_message_is_repaired_while_opencode_runs() {
         render_plan(&plan),
         "session ses_0a1b2c3d4ffeTinySession01: 1 repair(s)\n\
          AN-05 removed_part EmptyText msg_ed8700000002AsstFirst0002/prt_ed8700000021Part00000001: \
-         whitespace-only text part: \"text content blocks must contain non-whitespace text\"\n"
+         an empty text block: \"text content blocks must contain non-whitespace text\"; the part is removed\n"
     );
     assert_eq!(plan, doctor::plan(&session, &PlanOptions::default()));
 }
@@ -599,7 +599,7 @@ fn an_aborted_last_message_is_repaired_while_opencode_runs() {
         render_plan(&plan),
         "session ses_0a1b2c3d4ffeTinySession01: 1 repair(s)\n\
          AN-05 removed_part EmptyText msg_ed8700000002AsstFirst0002/prt_ed8700000021Part00000001: \
-         whitespace-only text part: \"text content blocks must contain non-whitespace text\"\n"
+         an empty text block: \"text content blocks must contain non-whitespace text\"; the part is removed\n"
     );
     assert_eq!(plan, doctor::plan(&session, &PlanOptions::default()));
 }

@@ -11,13 +11,17 @@
 //! use turnkeeper::doctor::{PlanOptions, plan};
 //! use turnkeeper::opencode::load_export;
 //!
-//! // A user message whose only part is empty text (AN-05 when sent to Claude).
+//! // A user message with a whitespace-only text part (AN-05 when sent to Claude; OpenCode's
+//! // own filter drops only `""`).
 //! let export = r#"{"info":{"id":"ses_1"},"messages":[{"info":{"id":"msg_1","role":"user",
 //!   "sessionID":"ses_1","time":{"created":1},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}},
-//!   "parts":[{"id":"prt_1","type":"text","text":"","messageID":"msg_1","sessionID":"ses_1"}]}],"todos":[]}"#;
+//!   "parts":[{"id":"prt_1","type":"text","text":"Hi.","messageID":"msg_1","sessionID":"ses_1"},
+//!            {"id":"prt_2","type":"text","text":"  ","messageID":"msg_1","sessionID":"ses_1"}]}],"todos":[]}"#;
 //! let session = load_export(export, "example")?;
 //! let planned = plan(&session, &PlanOptions::default());
-//! assert!(!planned.repairs.is_empty());
+//! let removed: Vec<(String, &str)> =
+//!     planned.repairs.iter().map(|r| (r.rule().to_string(), r.part_id.as_str())).collect();
+//! assert_eq!(removed, [("AN-05".to_owned(), "prt_2")]);
 //! # Ok::<(), turnkeeper::Error>(())
 //! ```
 

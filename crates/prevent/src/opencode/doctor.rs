@@ -15,21 +15,24 @@
 //!
 //! | rule | damage | repair | why this way |
 //! | --- | --- | --- | --- |
-//! | AN-05 | empty or whitespace-only `text` part in a message that is sent | the part is removed | OpenCode's Anthropic filter drops only `""`; whitespace-only text is sent and rejected ("text content blocks must contain non-whitespace text"). Marking it `ignored` would not work: OpenCode honours `ignored` on user text only (seed 003 rule 1), and an empty part carries nothing to keep. |
-//! | AN-23 | `reasoning` part whose `metadata.anthropic.signature` can never verify (empty, Gemini's sentinel, not base64: [`turnkeeper_guard::provenance()`]) | the part is removed | thinking is never edited; a block that cannot verify can only go (api-rules AN-23) |
+//! | AN-05 | a `text` part whose block the check finds blank (whitespace only; or emptied by the AI SDK's trim of a final message's text) | the part is removed | whitespace-only text is sent and rejected ("text content blocks must contain non-whitespace text"). OpenCode's Anthropic filter drops `""` parts itself, so the check finds none and they are left alone. Marking the part `ignored` would not work: OpenCode honours `ignored` on user text only (seed 003 rule 1). |
+//! | AN-23 | a `reasoning` part whose block the check finds with a signature that can never verify (empty, Gemini's sentinel, not base64, another provider's) | the part is removed | thinking is never edited; a block that cannot verify can only go (api-rules AN-23) |
 //! | AN-23 | plugin-written `thinking` part without a plausible signature (seed 000's synthetic thinking) | the part is removed | a made-up thinking block is rejected whenever a plugin replays it |
 //! | AN-10 | plugin-written `tool_result` part naming a call that does not exist | the part is removed | an orphan result (peers.md §1.2) |
 //! | AN-08 | `tool` part still `pending`/`running` (an interrupted turn, or one still running when OpenCode is not) | its state becomes `error` with [`INTERRUPTED_TOOL`] and a start/end time | what OpenCode itself writes at the end of a turn (opencode-storage.md §6.1), with the text the model was already shown for it (seed 003 rule 8) |
 //! | AN-18 | a step whose reasoning part is stored after its text or tool parts (seed 002: parts are read in id order, and OpenCode sends them in that order) | the parts before the reasoning are given new ids that sort right after it, in OpenCode's id shape (each created again, byte for byte but for `id`, then the original removed: a run cut short leaves a part twice, never lost, and the next run finishes); the reasoning part is not touched | the check's finding ("the first block must be `thinking`") names the step; the only change that does not touch the thinking is to move what precedes it |
 //! | AN-19 | finished assistant message whose last step has thinking but no text or tool call (thinking-only, or emptied by the AI SDK dropping unsigned reasoning) | a synthetic text part [`PLACEHOLDER_TEXT`] (`"synthetic": true`) is added after the message's parts | "The final block in an assistant message cannot be `thinking`" / "all messages must have non-empty content"; the thinking is kept as it is |
 //!
-//! The AN-18 repair is the doctor's translation of the check's finding into part edits: the
-//! check ([`super::check_session`]) says which request message does not start with thinking,
-//! and the conversion's block origins say which parts make it. Malformed files and unsafe ids are
+//! The AN-05, AN-18 and AN-23 repairs are the doctor's translation of the check's findings into
+//! part edits: the check ([`super::check_session`]) says which request block or message breaks
+//! a rule, and the conversion's block origins say which parts make it; what a rule knows stays
+//! in its rule file. The other rows are store-level: a part type OpenCode does not send (a
+//! plugin's), a tool state OpenCode would have closed, and a turn whose last step is left with
+//! thinking alone once the removals are made. Malformed files and unsafe ids are
 //! reported by the store and never touched. Messages OpenCode does not send (errored turns) are
 //! left alone, except for stuck tool parts.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use turnkeeper_guard::{Provenance, provenance};
@@ -169,8 +172,14 @@ fn str_member(raw: &str, key: &str) -> Option<String> {
 /// that check to [`plan_checked`] instead.
 pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
     let checked = bound_for_anthropic(opts).then(|| {
+        // With no target given, the check is Anthropic's too: the session's own Claude model,
+        // or (a session bound elsewhere) the model it would be switched to.
+        let model = match &opts.target {
+            Some(t) => t.model.clone(),
+            None => super::session_target(session, None).checked_model(),
+        };
         let check_opts = crate::Options {
-            model: opts.target.as_ref().and_then(|t| t.model.clone()),
+            model,
             ..crate::Options::default()
         };
         super::check_session(session, &check_opts).ok()
@@ -184,6 +193,7 @@ pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
 pub fn plan_checked(session: &Session, opts: &PlanOptions, checked: &SessionCheck) -> DoctorPlan {
     match &opts.target {
         Some(t) if *t != checked.target => plan(session, opts),
+        None if !checked.target.is_anthropic() => plan(session, opts),
         _ => plan_with(session, opts, Some(checked)),
     }
 }
@@ -222,6 +232,7 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
                 .unwrap_or_else(|| "another provider".to_owned())
         ));
     }
+    let found = part_findings(session, checked.filter(|_| anthropic));
     for (i, m) in session.messages.iter().enumerate() {
         let sent = is_sent(m);
         let (finished, assistant) = match &m.typed {
@@ -245,34 +256,10 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
         for p in &m.parts {
             let remove = |kind, reason: String| removal(kind, p, reason);
             match &p.typed {
-                Part::Text(t)
-                    if anthropic && sent && t.ignored != Some(true) && t.text.trim().is_empty() =>
-                {
-                    out.repairs.push(remove(
-                        RepairKind::EmptyText,
-                        if t.text.is_empty() {
-                            "empty text part (left by a crash mid-stream); sent as an empty block or dropping the message".to_owned()
-                        } else {
-                            "whitespace-only text part: \"text content blocks must contain non-whitespace text\"".to_owned()
-                        },
-                    ));
-                }
-                Part::Reasoning(r) if anthropic && sent => {
-                    if let Some(sig) = r.anthropic_signature() {
-                        let why = match provenance(Some(sig)) {
-                            Provenance::Plausible => None,
-                            Provenance::Empty => Some("an empty signature"),
-                            Provenance::Sentinel => Some("Gemini's dummy signature"),
-                            _ => Some("a signature that is not base64"),
-                        };
-                        if let Some(why) = why {
-                            out.repairs.push(remove(
-                                RepairKind::InvalidSignature,
-                                format!(
-                                    "reasoning part with {why} in metadata.anthropic.signature can never verify (AN-23); thinking is never edited, so the part is removed"
-                                ),
-                            ));
-                        }
+                // AN-05 and AN-23, translated: the check found the block this part makes.
+                Part::Text(_) | Part::Reasoning(_) => {
+                    if let Some((kind, reason)) = found.get(p.id.as_str()) {
+                        out.repairs.push(remove(*kind, reason.clone()));
                     }
                 }
                 Part::Unknown { kind } if kind == "thinking" => {
@@ -372,10 +359,54 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
         match checked {
             Some(c) => thinking_first(session, c, &mut out),
             None => out.left_alone.push(
-                "the session could not be checked, so no step's thinking was moved first"
+                "the session could not be checked, so no text or reasoning part the check would find was removed, and no step's thinking was moved first"
                     .to_owned(),
             ),
         }
+    }
+    out
+}
+
+/// AN-05 and AN-23, translated from the check: the text parts whose block it finds blank and
+/// the reasoning parts whose block's signature it finds can never verify, each with the repair
+/// kind and reason that removes it (the rule's own words, then why the whole part goes).
+fn part_findings<'s>(
+    session: &'s Session,
+    checked: Option<&SessionCheck>,
+) -> HashMap<&'s str, (RepairKind, String)> {
+    let mut out = HashMap::new();
+    let Some(checked) = checked else { return out };
+    for sf in &checked.findings {
+        let f = &sf.finding;
+        let (Some(m), Some(id)) = (&sf.message_id, &sf.part_id) else {
+            continue;
+        };
+        if f.severity != Severity::Error || f.block_index.is_none() {
+            continue;
+        }
+        let Some(p) = session
+            .messages
+            .iter()
+            .find(|x| x.id == *m)
+            .and_then(|x| x.parts.iter().find(|p| p.id == *id))
+        else {
+            continue;
+        };
+        let repair = match (&p.typed, f.rule) {
+            (Part::Text(_), RuleId::An05) => (
+                RepairKind::EmptyText,
+                format!("{}; the part is removed", f.message),
+            ),
+            (Part::Reasoning(_), RuleId::An23) => (
+                RepairKind::InvalidSignature,
+                format!(
+                    "reasoning part: {}; thinking is never edited, so the part is removed",
+                    f.message
+                ),
+            ),
+            _ => continue,
+        };
+        out.entry(p.id.as_str()).or_insert(repair);
     }
     out
 }
