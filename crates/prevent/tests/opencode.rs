@@ -384,13 +384,24 @@ fn a_last_step_of_reasoning_alone_gets_a_placeholder_text() {
     let text = r#"{"type":"text","text":"done","time":{"start":3,"end":3}}"#;
     let signed_empty = r#"{"type":"reasoning","text":"","metadata":{"anthropic":{"signature":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
     let redacted = r#"{"type":"reasoning","text":"","metadata":{"anthropic":{"redactedData":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
-    assert_eq!(planned(&[step, unsigned]), ["ContentlessTurn"]);
+    // Unsigned reasoning is dropped by the AI SDK: the turn is sent empty (AN-04).
+    assert_eq!(planned(&[step, unsigned]), ["EmptyTurn"]);
     assert_eq!(planned(&[step, signed_empty]), ["ContentlessTurn"]);
-    assert_eq!(planned(&[step, redacted]), ["ContentlessTurn"]);
+    // The check's AN-19 is about `thinking` (api-rules.md: `content[-1].type == "thinking"`); a
+    // turn ending in redacted thinking is not found, so the doctor adds nothing.
+    assert_eq!(planned(&[step, redacted]), Vec::<String>::new());
     assert_eq!(planned(&[step, unsigned, text]), Vec::<String>::new());
     assert_eq!(planned(&[step, empty]), Vec::<String>::new());
     // Text in an earlier step helps only when no tool call ended that step.
     assert_eq!(planned(&[step, text, step, unsigned]), Vec::<String>::new());
+    // A turn whose only text is blank: once that part is removed (AN-05), the turn ends with
+    // its thinking, which the check of the planned session finds (AN-19).
+    let signed = r#"{"type":"reasoning","text":"hm","metadata":{"anthropic":{"signature":"EqQBCkYIBxgCKkDvZ9Q"}},"time":{"start":1,"end":2}}"#;
+    let blank = r#"{"type":"text","text":"  ","time":{"start":3,"end":3}}"#;
+    assert_eq!(
+        planned(&[step, signed, blank]),
+        ["EmptyText", "ContentlessTurn"]
+    );
 }
 
 fn json(text: &str) -> serde_json::Value {

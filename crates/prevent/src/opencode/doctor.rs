@@ -6,9 +6,9 @@
 //! layer applies them (backup first, every write atomic, `undo` possible), and
 //! [`super::check_session`] checks a session the way its next request will be sent.
 //!
-//! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-05, AN-18, AN-19,
-//! AN-23) are planned only for a session bound for Anthropic. A Kimi session's whitespace text
-//! parts, for instance, are valid for Kimi and are left alone. The provider-neutral repairs
+//! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-04, AN-05, AN-18,
+//! AN-19, AN-23) are planned only for a session bound for Anthropic. A Kimi session's
+//! whitespace text parts, for instance, are valid for Kimi and are left alone. The provider-neutral repairs
 //! (stuck tool parts, plugin-written parts naming nothing) are planned for every session.
 //!
 //! What is repaired (seed 000's recovery list, seed 003's conversion rules, peers.md §1):
@@ -21,16 +21,17 @@
 //! | AN-10 | plugin-written `tool_result` part naming a call that does not exist | the part is removed | an orphan result (peers.md §1.2) |
 //! | AN-08 | `tool` part still `pending`/`running` (an interrupted turn, or one still running when OpenCode is not) | its state becomes `error` with [`INTERRUPTED_TOOL`] and a start/end time | what OpenCode itself writes at the end of a turn (opencode-storage.md §6.1), with the text the model was already shown for it (seed 003 rule 8) |
 //! | AN-18 | a step whose reasoning part is stored after its text or tool parts (seed 002: parts are read in id order, and OpenCode sends them in that order) | the parts before the reasoning are given new ids that sort right after it, in OpenCode's id shape (each created again, byte for byte but for `id`, then the original removed: a run cut short leaves a part twice, never lost, and the next run finishes); the reasoning part is not touched | the check's finding ("the first block must be `thinking`") names the step; the only change that does not touch the thinking is to move what precedes it |
-//! | AN-19 | finished assistant message whose last step has thinking but no text or tool call (thinking-only, or emptied by the AI SDK dropping unsigned reasoning) | a synthetic text part [`PLACEHOLDER_TEXT`] (`"synthetic": true`) is added after the message's parts | "The final block in an assistant message cannot be `thinking`" / "all messages must have non-empty content"; the thinking is kept as it is |
+//! | AN-19 | a finished assistant turn whose request message the check finds ending with thinking (a thinking-only last step), also once the plan's removals are made | a synthetic text part [`PLACEHOLDER_TEXT`] (`"synthetic": true`) is added after the message's parts | "The final block in an assistant message cannot be `thinking`"; the thinking is kept as it is |
+//! | AN-04 | a finished assistant turn the check finds sent with no content (its only reasoning unsigned, which the AI SDK drops) | the same synthetic text part | "all messages must have non-empty content"; the reasoning is kept as it is |
 //!
-//! The AN-05, AN-18 and AN-23 repairs are the doctor's translation of the check's findings into
-//! part edits: the check ([`super::check_session`]) says which request block or message breaks
-//! a rule, and the conversion's block origins say which parts make it; what a rule knows stays
-//! in its rule file. The other rows are store-level: a part type OpenCode does not send (a
-//! plugin's), a tool state OpenCode would have closed, and a turn whose last step is left with
-//! thinking alone once the removals are made. Malformed files and unsafe ids are
-//! reported by the store and never touched. Messages OpenCode does not send (errored turns) are
-//! left alone, except for stuck tool parts.
+//! The AN-04, AN-05, AN-18, AN-19 and AN-23 repairs are the doctor's translation of the check's
+//! findings into part edits: the check ([`super::check_session`]) says which request block or
+//! message breaks a rule, and the conversion's origins say which parts and messages make it;
+//! what a rule knows stays in its rule file. The other rows are store-level: a part type
+//! OpenCode does not send (a plugin's, which the check never sees), and a tool state OpenCode
+//! would have closed. Malformed files and unsafe ids are reported by the store and never
+//! touched. Messages OpenCode does not send (errored turns) are left alone, except for stuck
+//! tool parts.
 
 use std::collections::{HashMap, HashSet};
 
@@ -69,8 +70,11 @@ pub enum RepairKind {
     OrphanToolResult,
     /// A tool part left pending/running in a finished message.
     InterruptedTool,
-    /// A finished assistant turn with thinking but no text or tool call.
+    /// A finished assistant turn whose request message ends with thinking (AN-19).
     ContentlessTurn,
+    /// A finished assistant turn sent with no content at all, once the AI SDK drops its
+    /// unsigned reasoning (AN-04).
+    EmptyTurn,
     /// A part stored before the reasoning of its step, moved after it (a new id).
     ThinkingNotFirst,
 }
@@ -79,7 +83,7 @@ impl RepairKind {
     /// The id of the API rule the repair keeps (api-rules.md): AN-05 for empty text, AN-23 for a
     /// signature that can never verify, AN-10 for an orphan result, AN-08 for a call left
     /// without its result, AN-18 for a step whose thinking is not first, AN-19 for a turn
-    /// ending in thinking.
+    /// ending in thinking, AN-04 for a turn sent empty.
     pub fn rule(self) -> RuleId {
         match self {
             RepairKind::EmptyText => RuleId::An05,
@@ -87,6 +91,7 @@ impl RepairKind {
             RepairKind::OrphanToolResult => RuleId::An10,
             RepairKind::InterruptedTool => RuleId::An08,
             RepairKind::ContentlessTurn => RuleId::An19,
+            RepairKind::EmptyTurn => RuleId::An04,
             RepairKind::ThinkingNotFirst => RuleId::An18,
         }
     }
@@ -233,6 +238,8 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
         ));
     }
     let found = part_findings(session, checked.filter(|_| anthropic));
+    // The turns a synthetic text part may be added to, with the time it gets.
+    let mut placeable: HashMap<&str, i64> = HashMap::new();
     for (i, m) in session.messages.iter().enumerate() {
         let sent = is_sent(m);
         let (finished, assistant) = match &m.typed {
@@ -252,7 +259,6 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
             ));
             continue;
         }
-        let before = out.repairs.len();
         for p in &m.parts {
             let remove = |kind, reason: String| removal(kind, p, reason);
             match &p.typed {
@@ -325,41 +331,18 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
             && sent
             && a.error.is_none()
         {
-            let removed: Vec<&str> = out.repairs[before..]
-                .iter()
-                .filter(|r| matches!(r.change, PartChange::Remove { .. }))
-                .map(|r| r.part_id.as_str())
-                .collect();
-            let kept: Vec<&StoredPart> = m
-                .parts
-                .iter()
-                .filter(|p| !removed.contains(&p.id.as_str()))
-                .collect();
-            if contentless_last_step(&kept) {
-                let time = a.time.completed.unwrap_or(a.time.created);
-                let ids: Vec<&str> = m.parts.iter().map(|p| p.id.as_str()).collect();
-                let part_id = mint_part_id(&ids, &format!("turnkeeper:{}:placeholder", m.id));
-                let json = placeholder_json(&part_id, &session.info.id, &m.id, time);
-                out.repairs.push(Repair {
-                    kind: RepairKind::ContentlessTurn,
-                    message_id: m.id.clone(),
-                    part_id: part_id.clone(),
-                    reason: "the turn's last step has thinking but no text or tool call (\"The final block in an assistant message cannot be `thinking`\"); a synthetic text part is added after it".to_owned(),
-                    change: PartChange::Create {
-                        message_id: m.id.clone(),
-                        part_id,
-                        json,
-                        time,
-                    },
-                });
-            }
+            // A sent, finished turn: a synthetic text part may be added to it (AN-19, AN-04).
+            placeable.insert(m.id.as_str(), a.time.completed.unwrap_or(a.time.created));
         }
     }
     if anthropic {
         match checked {
-            Some(c) => thinking_first(session, c, &mut out),
+            Some(c) => {
+                thinking_first(session, c, &mut out);
+                contentless_turns(session, c, &placeable, &mut out);
+            }
             None => out.left_alone.push(
-                "the session could not be checked, so no text or reasoning part the check would find was removed, and no step's thinking was moved first"
+                "the session could not be checked, so no text or reasoning part the check would find was removed, no step's thinking was moved first, and no turn left with thinking alone was given a text part"
                     .to_owned(),
             ),
         }
@@ -571,35 +554,95 @@ fn thinking_first(session: &Session, checked: &SessionCheck, out: &mut DoctorPla
     }
 }
 
-/// True when the parts after the last `step-start` hold reasoning that would be sent but no
-/// text and no tool call.
-fn contentless_last_step(parts: &[&StoredPart]) -> bool {
-    let start = parts
-        .iter()
-        .rposition(|p| matches!(p.typed, Part::StepStart(_)))
-        .map_or(0, |i| i + 1);
-    let step = &parts[start..];
-    let content = |p: &&&StoredPart| match &p.typed {
-        Part::Text(t) => !t.text.trim().is_empty(),
-        Part::Tool(_) | Part::File(_) => true,
-        _ => false,
-    };
-    let thinking = |p: &&&StoredPart| match &p.typed {
-        Part::Reasoning(r) => {
-            !r.text.is_empty()
-                || r.anthropic_signature().is_some()
-                || r.anthropic_redacted_data().is_some()
+/// AN-19 and AN-04, translated from the check of the session as the rest of the plan leaves
+/// it: a turn whose request message ends with thinking ("The final block in an assistant
+/// message cannot be `thinking`"), or is left with no content once the AI SDK drops its
+/// unsigned reasoning ("all messages must have non-empty content"), gets a synthetic text part
+/// [`PLACEHOLDER_TEXT`] after its parts; its thinking is kept as it is. The removals of the
+/// plan can leave a turn so (a whitespace text part was its only text), so the check is made
+/// again on the simulated session when the plan changes anything; else `checked` answers.
+fn contentless_turns(
+    session: &Session,
+    checked: &SessionCheck,
+    placeable: &HashMap<&str, i64>,
+    out: &mut DoctorPlan,
+) {
+    if placeable.is_empty() {
+        return;
+    }
+    let again;
+    let checked = if out.repairs.is_empty() {
+        checked
+    } else {
+        let opts = crate::Options {
+            model: checked.model.clone(),
+            ..crate::Options::default()
+        };
+        match super::check_session(&simulate(session, out), &opts) {
+            Ok(c) => {
+                again = c;
+                &again
+            }
+            Err(_) => {
+                out.left_alone.push(
+                    "the planned session could not be checked again, so no turn left with thinking alone was given a text part".to_owned(),
+                );
+                return;
+            }
         }
-        _ => false,
     };
-    // Content in an earlier step of the same message does not help: the last step is its own
-    // assistant message when an earlier step ended with tool calls.
-    let earlier_tools = parts[..start]
-        .iter()
-        .any(|p| matches!(p.typed, Part::Tool(_)));
-    let has_content = step.iter().any(|p| content(&p));
-    let has_thinking = step.iter().any(|p| thinking(&p));
-    has_thinking && !has_content && (earlier_tools || !parts[..start].iter().any(|p| content(&p)))
+    let mut done: HashSet<&str> = HashSet::new();
+    for sf in &checked.findings {
+        let f = &sf.finding;
+        if f.severity != Severity::Error || !matches!(f.rule, RuleId::An19 | RuleId::An04) {
+            continue;
+        }
+        let Some((m, &time)) = sf
+            .message_id
+            .as_deref()
+            .and_then(|id| session.messages.iter().find(|m| m.id == id))
+            .and_then(|m| placeable.get_key_value(m.id.as_str()).map(|(_, t)| (m, t)))
+        else {
+            continue;
+        };
+        if !done.insert(m.id.as_str()) {
+            continue;
+        }
+        // After every part of the message, the ones this plan creates too.
+        let mut ids: Vec<&str> = m.parts.iter().map(|p| p.id.as_str()).collect();
+        for r in &out.repairs {
+            if let PartChange::Create {
+                message_id,
+                part_id,
+                ..
+            } = &r.change
+                && *message_id == m.id
+            {
+                ids.push(part_id);
+            }
+        }
+        let part_id = mint_part_id(&ids, &format!("turnkeeper:{}:placeholder", m.id));
+        let json = placeholder_json(&part_id, &session.info.id, &m.id, time);
+        out.repairs.push(Repair {
+            kind: if f.rule == RuleId::An04 {
+                RepairKind::EmptyTurn
+            } else {
+                RepairKind::ContentlessTurn
+            },
+            message_id: m.id.clone(),
+            part_id: part_id.clone(),
+            reason: format!(
+                "{}; a synthetic text part is added after the turn's parts, its thinking kept as it is",
+                f.message
+            ),
+            change: PartChange::Create {
+                message_id: m.id.clone(),
+                part_id,
+                json,
+                time,
+            },
+        });
+    }
 }
 
 /// The synthetic text part, as compact JSON with its ids (OpenCode's key order).
