@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use turnkeeper::opencode::load_export;
 use turnkeeper::recovery::{Attempts as RustAttempts, classify as classify_error, plan};
 use turnkeeper::{
-    BodyKind, Format, FormatHint, MissingThinking, Mode, ModelError, Options, Policy, PrefixEdit,
+    BodyKind, Format, FormatHint, MissingThinking, Mode, Options, Policy, PrefixEdit,
     ProfileOverrides, TurnStore as RustTurnStore,
 };
 
@@ -81,63 +81,23 @@ impl From<Failure> for napi::Error<Code> {
     }
 }
 
-impl From<ModelError> for Failure {
-    fn from(e: ModelError) -> Self {
-        let code = match e {
-            ModelError::InvalidUtf8 { .. } | ModelError::Syntax { .. } | ModelError::Io { .. } => {
-                Code::Read
-            }
-            _ => Code::Format,
-        };
-        Failure::new(code, e.to_string())
-    }
-}
-
-impl From<turnkeeper::opencode::OpencodeError> for Failure {
-    fn from(e: turnkeeper::opencode::OpencodeError) -> Self {
-        Failure::new(Code::Format, e.to_string())
-    }
-}
-
-impl From<turnkeeper::Error> for Failure {
-    fn from(e: turnkeeper::Error) -> Self {
-        match e {
-            turnkeeper::Error::Model(m) => m.into(),
-            turnkeeper::Error::Repair(turnkeeper::RepairError::Model(m)) => m.into(),
-            turnkeeper::Error::NotInspected { .. } => Failure::new(Code::Format, e.to_string()),
-            turnkeeper::Error::Opencode(o) => o.into(),
-            other => Failure::new(Code::Repair, other.to_string()),
+impl From<turnkeeper::ErrorClass> for Code {
+    fn from(c: turnkeeper::ErrorClass) -> Self {
+        match c {
+            turnkeeper::ErrorClass::Read => Code::Read,
+            turnkeeper::ErrorClass::Format => Code::Format,
+            turnkeeper::ErrorClass::Store => Code::Store,
+            // A repair that failed closed, and any class a later library adds.
+            _ => Code::Repair,
         }
     }
 }
 
-impl From<turnkeeper::recovery::RecoverError> for Failure {
-    fn from(e: turnkeeper::recovery::RecoverError) -> Self {
-        match e {
-            turnkeeper::recovery::RecoverError::Request(m) => {
-                let f = Failure::from(m);
-                Failure::new(f.code, format!("the request cannot be read: {}", f.message))
-            }
-            other => Failure::new(Code::Repair, other.to_string()),
-        }
-    }
-}
-
-impl From<turnkeeper::stores::StoreError> for Failure {
-    fn from(e: turnkeeper::stores::StoreError) -> Self {
-        Failure::new(Code::Store, e.to_string())
-    }
-}
-
-impl From<turnkeeper::stores::WriteError> for Failure {
-    fn from(e: turnkeeper::stores::WriteError) -> Self {
-        Failure::new(Code::Store, e.to_string())
-    }
-}
-
-impl From<turnkeeper::turns::TurnStoreError> for Failure {
-    fn from(e: turnkeeper::turns::TurnStoreError) -> Self {
-        Failure::new(Code::Store, e.to_string())
+/// Every error the library returns, thrown under the code of its class (the library's
+/// [`turnkeeper::ErrorClass`], which the Python package maps to its exception classes too).
+impl<E: turnkeeper::HasErrorClass + std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::new(e.error_class().into(), e.to_string())
     }
 }
 

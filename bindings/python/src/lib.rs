@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use turnkeeper::opencode::load_export;
 use turnkeeper::recovery::{Attempts as RustAttempts, classify as classify_error, plan};
 use turnkeeper::{
-    BodyKind, Format, FormatHint, MissingThinking, Mode, ModelError, Options, Policy, PrefixEdit,
+    BodyKind, Format, FormatHint, MissingThinking, Mode, Options, Policy, PrefixEdit,
     ProfileOverrides, TurnStore as RustTurnStore,
 };
 
@@ -85,54 +85,23 @@ impl Failure {
     }
 }
 
-impl From<ModelError> for Failure {
-    fn from(e: ModelError) -> Self {
-        let class = match e {
-            ModelError::InvalidUtf8 { .. } | ModelError::Syntax { .. } | ModelError::Io { .. } => {
-                Class::Read
-            }
-            _ => Class::Format,
-        };
-        Failure::new(class, e.to_string())
-    }
-}
-
-impl From<turnkeeper::opencode::OpencodeError> for Failure {
-    fn from(e: turnkeeper::opencode::OpencodeError) -> Self {
-        Failure::new(Class::Format, e.to_string())
-    }
-}
-
-impl From<turnkeeper::Error> for Failure {
-    fn from(e: turnkeeper::Error) -> Self {
-        match e {
-            turnkeeper::Error::Model(m) => m.into(),
-            turnkeeper::Error::Repair(turnkeeper::RepairError::Model(m)) => m.into(),
-            turnkeeper::Error::NotInspected { .. } => Failure::new(Class::Format, e.to_string()),
-            turnkeeper::Error::Opencode(o) => o.into(),
-            other => Failure::new(Class::Repair, other.to_string()),
+impl From<turnkeeper::ErrorClass> for Class {
+    fn from(c: turnkeeper::ErrorClass) -> Self {
+        match c {
+            turnkeeper::ErrorClass::Read => Class::Read,
+            turnkeeper::ErrorClass::Format => Class::Format,
+            turnkeeper::ErrorClass::Store => Class::Store,
+            // A repair that failed closed, and any class a later library adds.
+            _ => Class::Repair,
         }
     }
 }
 
-impl From<turnkeeper::recovery::RecoverError> for Failure {
-    fn from(e: turnkeeper::recovery::RecoverError) -> Self {
-        match e {
-            turnkeeper::recovery::RecoverError::Request(m) => {
-                let f = Failure::from(m);
-                Failure::new(
-                    f.class,
-                    format!("the request cannot be read: {}", f.message),
-                )
-            }
-            other => Failure::new(Class::Repair, other.to_string()),
-        }
-    }
-}
-
-impl From<turnkeeper::turns::TurnStoreError> for Failure {
-    fn from(e: turnkeeper::turns::TurnStoreError) -> Self {
-        Failure::new(Class::Store, e.to_string())
+/// Every error the library returns, raised as the exception of its class (the library's
+/// [`turnkeeper::ErrorClass`], which the Node package maps to its error codes too).
+impl<E: turnkeeper::HasErrorClass + std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::new(e.error_class().into(), e.to_string())
     }
 }
 

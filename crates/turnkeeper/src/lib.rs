@@ -35,6 +35,9 @@
 //! Errors are [`Error`] (reading, repairing, session exports and stores), with
 //! [`recovery::RecoverError`], [`turns::TurnStoreError`] and, behind `stores`,
 //! [`stores::StoreError`] / [`stores::WriteError`] where those are the only things that can fail.
+//! Each of them says its [`ErrorClass`] ([`HasErrorClass`]: read, format, repair, store), for a
+//! caller that sorts failures without matching every variant; the Node and Python packages name
+//! their errors by it.
 //!
 //! # Example
 //!
@@ -75,6 +78,7 @@ pub mod claude_code;
 pub mod codex;
 #[cfg(feature = "stores")]
 pub mod doctor;
+mod error_class;
 mod inspect;
 pub mod openclaw;
 pub mod opencode;
@@ -84,6 +88,7 @@ pub mod stores;
 pub mod transcript;
 pub mod turns;
 
+pub use error_class::{ErrorClass, HasErrorClass};
 pub use inspect::{Inspection, MessageSummary, WireTarget, inspect};
 pub use recovery::{classify, recover};
 pub use turnkeeper_guard::TurnStore;
