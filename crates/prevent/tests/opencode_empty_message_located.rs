@@ -2,10 +2,10 @@
 //! (the AI SDK drops it) is sent with no content, and the check's AN-04 finding named no
 //! OpenCode message (`messages[1]`, and nothing a user could find in their session): the
 //! request message's origins were known only through its blocks, and it has none. The
-//! conversion now records the OpenCode messages behind every request message.
+//! conversion now records the OpenCode messages behind every request message
+//! (`crates/model/tests/opencode_message_origins.rs`).
 
 use turnkeeper_model::opencode::session::load_export;
-use turnkeeper_model::opencode::{AnthropicOptions, to_anthropic_request};
 use turnkeeper_prevent::Options;
 use turnkeeper_prevent::opencode::check_session;
 
@@ -82,13 +82,17 @@ fn a_message_left_without_content_names_its_opencode_message() {
 }
 
 #[test]
-fn a_request_message_lists_every_opencode_message_merged_into_it() {
-    // The tool result the assistant message makes is a user message, merged with the prompt
-    // after it.
-    let text = format!(
-        "[{}]",
-        [
-            message("msg_ed8700000001UserFirst0001", "user", &[r#""type":"text","text":"go""#]),
+fn a_block_of_a_merged_message_names_its_own_opencode_message() {
+    // The tool result the assistant message makes is merged with the prompt after it; the
+    // prompt's blank text part is found there, and named with its own message, not the first
+    // message of the merged one.
+    check(
+        &[
+            message(
+                "msg_ed8700000001UserFirst0001",
+                "user",
+                &[r#""type":"text","text":"go""#],
+            ),
             message(
                 "msg_ed8700000002AsstFirst0002",
                 "assistant",
@@ -97,22 +101,17 @@ fn a_request_message_lists_every_opencode_message_merged_into_it() {
                     r#""type":"tool","callID":"toolu_01List","tool":"bash","state":{"status":"completed","input":{"command":"ls"},"output":"a","title":"ls","metadata":{},"time":{"start":1,"end":2}}"#,
                 ],
             ),
-            message("msg_ed8700000003UserAgain0003", "user", &[r#""type":"text","text":"go on""#]),
-        ]
-        .join(",")
+            message(
+                "msg_ed8700000003UserAgain0003",
+                "user",
+                &[
+                    r#""type":"text","text":"go on""#,
+                    r#""type":"text","text":"  ""#,
+                ],
+            ),
+        ],
+        &[
+            "AN-05 messages[2].content[2] msg_ed8700000003UserAgain0003 prt_ed8700000003UserAgain000301",
+        ],
     );
-    let s = load_export(&text, "tiny").expect("the export loads");
-    let r = to_anthropic_request(&s, None, &AnthropicOptions::default());
-    assert_eq!(
-        r.messages,
-        [
-            vec!["msg_ed8700000001UserFirst0001"],
-            vec!["msg_ed8700000002AsstFirst0002"],
-            vec![
-                "msg_ed8700000002AsstFirst0002",
-                "msg_ed8700000003UserAgain0003"
-            ],
-        ]
-    );
-    assert_eq!(r.message_origin(2), Some("msg_ed8700000002AsstFirst0002"));
 }

@@ -122,6 +122,26 @@ mod tests {
         assert_eq!(e.error_class(), ErrorClass::Store, "{e}");
     }
 
+    #[test]
+    fn a_body_that_does_not_read_is_a_read_failure_however_wrapped() {
+        let unreadable =
+            || crate::read("{\"messages\": [", crate::FormatHint::Auto).expect_err("does not read");
+        let unsniffed = || crate::read("[1, 2]", crate::FormatHint::Auto).expect_err("no format");
+        assert_eq!(unreadable().error_class(), ErrorClass::Read);
+        assert_eq!(unsniffed().error_class(), ErrorClass::Format);
+        for (e, expect) in [
+            (unreadable(), ErrorClass::Read),
+            (unsniffed(), ErrorClass::Format),
+        ] {
+            let repair = RepairError::Model(e);
+            assert_eq!(repair.error_class(), expect, "{repair}");
+            let recover = crate::recovery::RecoverError::Prevent(repair);
+            assert_eq!(recover.error_class(), expect, "{recover}");
+        }
+        let request = crate::recovery::RecoverError::Request(unreadable());
+        assert_eq!(request.error_class(), ErrorClass::Read, "{request}");
+    }
+
     #[cfg(feature = "stores")]
     #[test]
     fn a_store_that_is_not_there_is_a_store_failure() {
