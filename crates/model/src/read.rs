@@ -673,6 +673,7 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     let mut text: Option<StrSpan> = None;
     let mut thinking: Option<StrSpan> = None;
     let mut nested_clean: Option<bool> = None;
+    let mut nested_refs: Option<bool> = None;
     b.span = s.object(|s, key| -> R<()> {
         let k = key.raw(src);
         let k: Cow<'_, str> = if key.escaped {
@@ -709,9 +710,11 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
                     ));
                 }
                 Kind::Array => {
-                    let (span, clean) = content_list(s).map_err(|e| ReadErr::from(e).at_key(&k))?;
+                    let (span, clean, refs) =
+                        content_list(s).map_err(|e| ReadErr::from(e).at_key(&k))?;
                     b.content = Some(span);
                     nested_clean = Some(clean);
+                    nested_refs = Some(refs);
                 }
                 _ => {
                     b.content = Some(s.skip_value().map_err(|e| ReadErr::from(e).at_key(&k))?);
@@ -736,6 +739,7 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
     // Worked out now, while the block's strings are still in cache.
     b.facts = b.worked_out_facts(src);
     b.facts.nested_clean = nested_clean;
+    b.facts.nested_refs = nested_refs;
     Ok(())
 }
 
@@ -743,10 +747,13 @@ fn fill_anthropic_block(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
 /// whether it is clean for AN-06 ([`crate::view::Facts::nested_clean`]): no `text` element
 /// whose text is missing or may be blank, no element with `signature` or a field another SDK
 /// leaves. Conservative: an escaped key or `type`, or a text of whitespace and escapes, counts
-/// as not clean, and the rule reads the list itself.
-fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool)> {
+/// as not clean, and the rule reads the list itself. Also says whether an element may be a
+/// `tool_reference` ([`crate::view::Facts::nested_refs`]: typed so, or with an escaped key or
+/// `type`).
+fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool, bool)> {
     let src = s.src();
     let mut clean = true;
+    let mut refs = false;
     let span = s.array(|s, _| -> crate::json::Result<()> {
         if s.peek_kind()? != Kind::Object {
             s.skip_value()?;
@@ -758,6 +765,7 @@ fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool)> {
             let v = s.skip_value()?;
             if key.escaped {
                 clean = false;
+                refs = true;
                 return Ok(());
             }
             match key.raw(src) {
@@ -766,6 +774,9 @@ fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool)> {
                     is_text = raw == "\"text\"";
                     if raw.contains('\\') {
                         clean = false;
+                        refs = true;
+                    } else if raw == "\"tool_reference\"" {
+                        refs = true;
                     }
                 }
                 "text" => text = Some(v),
@@ -780,7 +791,7 @@ fn content_list(s: &mut Scanner<'_>) -> crate::json::Result<(Span, bool)> {
         }
         Ok(())
     })?;
-    Ok((span, clean))
+    Ok((span, clean, refs))
 }
 
 /// Whether the JSON value `v` (as written) may be a blank text: not a string, or one whose
@@ -1238,14 +1249,46 @@ fn fill_opencode_part(s: &mut Scanner<'_>, b: &mut Block) -> R<()> {
 mod tests {
     use super::*;
 
-    /// What the reader says of a tool result's content list: clean only when AN-06 has nothing
-    /// to look for in it.
-    fn clean(list: &str) -> Option<bool> {
+    /// The reader's facts of a tool result whose content is `list`.
+    fn facts(list: &str) -> crate::view::Facts {
         let body = format!(
             r#"{{"model":"m","messages":[{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":{list}}}]}}]}}"#
         );
         let t = read(&body, FormatHint::Auto).expect("reads");
-        t.blocks[0].facts.nested_clean
+        t.blocks[0].facts
+    }
+
+    /// What the reader says of a tool result's content list: clean only when AN-06 has nothing
+    /// to look for in it.
+    fn clean(list: &str) -> Option<bool> {
+        facts(list).nested_clean
+    }
+
+    /// Whether the reader says a tool result's content list may hold a `tool_reference`.
+    fn refs(list: &str) -> Option<bool> {
+        facts(list).nested_refs
+    }
+
+    #[test]
+    fn a_tool_results_list_says_whether_it_may_hold_tool_references() {
+        assert_eq!(
+            refs(r#"[{"type":"text","text":"tool_reference"}]"#),
+            Some(false)
+        );
+        assert_eq!(refs("[]"), Some(false));
+        assert_eq!(refs(r#""a tool_reference""#), None);
+        assert_eq!(
+            refs(r#"[{"type":"text","text":"ok"},{"type":"tool_reference","tool_name":"x"}]"#),
+            Some(true)
+        );
+        assert_eq!(
+            refs(r#"[{"type":"tool_r\u0065ference","tool_name":"x"}]"#),
+            Some(true)
+        );
+        assert_eq!(
+            refs(r#"[{"typ\u0065":"tool_reference","tool_name":"x"}]"#),
+            Some(true)
+        );
     }
 
     #[test]

@@ -244,6 +244,10 @@ pub struct Facts {
     /// an element carrying `signature` or a field another SDK leaves); `false` when one may be
     /// (the rule then reads the list itself).
     pub nested_clean: Option<bool>,
+    /// For a block whose `content` is a list: `false` when no element of it is a
+    /// `tool_reference` (what AN-37 looks for); `true` when one may be (an element typed so, or
+    /// with an escaped `type`).
+    pub nested_refs: Option<bool>,
 }
 
 /// One content block (or Gemini part, or OpenCode part), as spans into its source text.

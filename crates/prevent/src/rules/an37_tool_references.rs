@@ -25,7 +25,7 @@
 
 use std::collections::HashSet;
 
-use turnkeeper_model::edit::object;
+use turnkeeper_model::edit::{BlockRef, object};
 use turnkeeper_model::{BlockKind, Kinds, NewBlock, Role, Span};
 
 use crate::ctx::Ctx;
@@ -122,12 +122,30 @@ enum Fix {
     Leave,
 }
 
+/// Whether result block `b` may hold tool references: a `content` string holds none, and the
+/// reader says of a `content` list whether an element may be one; otherwise (a server result's
+/// object, a block without the reader's facts) its text says.
+fn may_reference(b: &BlockRef<'_>) -> bool {
+    if b.block.content_str.is_some() {
+        return false;
+    }
+    b.block
+        .facts
+        .nested_refs
+        .unwrap_or_else(|| b.raw().contains("tool_reference"))
+}
+
 /// Finds stale tool references and removes them.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let any = (ctx.horizon..f.len()).any(|i| {
         let k = f.summary(i).kinds;
         (k.contains(BlockKind::ServerToolResult) || k.contains(BlockKind::ToolResult))
-            && f.blocks(i).any(|b| b.raw().contains("tool_reference"))
+            && f.blocks(i).any(|b| {
+                matches!(
+                    b.kind(),
+                    BlockKind::ServerToolResult | BlockKind::ToolResult
+                ) && may_reference(&b)
+            })
     });
     if !any || adds_tools(f, ctx.horizon) {
         return;
@@ -139,8 +157,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         while j < f.block_count(i) {
             let Some(b) = f.block(i, j) else { break };
             let server = b.kind() == BlockKind::ServerToolResult;
-            if !(server || b.kind() == BlockKind::ToolResult) || !b.raw().contains("tool_reference")
-            {
+            if !(server || b.kind() == BlockKind::ToolResult) || !may_reference(&b) {
                 j += 1;
                 continue;
             }
