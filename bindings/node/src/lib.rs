@@ -738,7 +738,7 @@ pub fn opencode_doctor(
         ..Options::default()
     };
     let before = turnkeeper::opencode::check_session(&session, &opts).map_err(Failure::from)?;
-    // The plan reads where a step's thinking is not first from this check (no second one).
+    // The plan takes its request-level repairs from this check's findings (no second check).
     let planned = plan_checked(
         &session,
         &plan_options(&session, o.model.as_deref()),

@@ -904,13 +904,16 @@ pub mod object {
         let mut out = String::with_capacity(src.len());
         out.push_str(&src[..first.1.start as usize]);
         let mut wrote = false;
-        for (n, (k, m, _)) in members.iter().enumerate() {
+        let mut prev_end = first.1.start as usize;
+        for (k, m, _) in &members {
+            // The separator this member had: a comma and whatever whitespace was there.
+            let separator = &src[prev_end..m.start as usize];
+            prev_end = m.end as usize;
             if k.decode(src) == key {
                 continue;
             }
-            if wrote && let Some((_, prev, _)) = n.checked_sub(1).and_then(|p| members.get(p)) {
-                // The separator this member had: a comma and whatever whitespace was there.
-                out.push_str(&src[prev.end as usize..m.start as usize]);
+            if wrote {
+                out.push_str(separator);
             }
             out.push_str(m.get(src));
             wrote = true;

@@ -36,6 +36,15 @@ fn message(id: &str, role: &str, parts: &[&str]) -> String {
     format!(r#"{{"info":{info},"parts":[{}]}}"#, parts.join(","))
 }
 
+/// The session's first message: the prompt "go".
+fn first_prompt() -> String {
+    message(
+        "msg_ed8700000001UserFirst0001",
+        "user",
+        &[r#""type":"text","text":"go""#],
+    )
+}
+
 /// The findings of a session of `messages` as `rule path message part` lines.
 fn check(messages: &[String], expect: &[&str]) {
     let text = format!("[{}]", messages.join(","));
@@ -61,11 +70,7 @@ fn check(messages: &[String], expect: &[&str]) {
 fn a_message_left_without_content_names_its_opencode_message() {
     check(
         &[
-            message(
-                "msg_ed8700000001UserFirst0001",
-                "user",
-                &[r#""type":"text","text":"go""#],
-            ),
+            first_prompt(),
             message(
                 "msg_ed8700000002AsstFirst0002",
                 "assistant",
@@ -88,11 +93,7 @@ fn a_block_of_a_merged_message_names_its_own_opencode_message() {
     // message of the merged one.
     check(
         &[
-            message(
-                "msg_ed8700000001UserFirst0001",
-                "user",
-                &[r#""type":"text","text":"go""#],
-            ),
+            first_prompt(),
             message(
                 "msg_ed8700000002AsstFirst0002",
                 "assistant",

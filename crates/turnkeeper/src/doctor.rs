@@ -1,7 +1,7 @@
 //! The OpenCode session doctor (feature `stores`): plan the repairs of a stored session, each
-//! under its rule id (AN-05, AN-08, AN-10, AN-18, AN-19, AN-23; the Anthropic-only ones only for a
-//! session bound for Anthropic), and write them in place ([`apply`]: backup and manifest first,
-//! every write atomic) or take them back ([`undo`]).
+//! under its rule id (AN-04, AN-05, AN-08, AN-10, AN-18, AN-19, AN-23; the Anthropic-only ones
+//! only for a session bound for Anthropic), and write them in place ([`apply`]: backup and
+//! manifest first, every write atomic) or take them back ([`undo`]).
 //!
 //! The usual round: [`crate::stores::opencode::locate`] the store, load the session,
 //! [`check_stored`] it, [`plan`] the repairs, [`simulate`] them and check again, then [`apply`].

@@ -8,8 +8,9 @@
 //!
 //! The plan follows the session's [`Target`]: the Anthropic-only repairs (AN-04, AN-05, AN-18,
 //! AN-19, AN-23) are planned only for a session bound for Anthropic. A Kimi session's
-//! whitespace text parts, for instance, are valid for Kimi and are left alone. The provider-neutral repairs
-//! (stuck tool parts, plugin-written parts naming nothing) are planned for every session.
+//! whitespace text parts, for instance, are valid for Kimi and are left alone. The
+//! provider-neutral repairs (stuck tool parts, plugin-written parts naming nothing) are planned
+//! for every session.
 //!
 //! What is repaired (seed 000's recovery list, seed 003's conversion rules, peers.md §1):
 //!
@@ -42,12 +43,12 @@ use turnkeeper_model::opencode::change::{
     self, PartChange, mint_part_id, part_id_after, pretty_json,
 };
 use turnkeeper_model::opencode::convert::{INTERRUPTED_TOOL, is_sent};
-use turnkeeper_model::opencode::session::{Session, StoredPart};
+use turnkeeper_model::opencode::session::{Session, StoredMessage, StoredPart};
 use turnkeeper_model::opencode::types::{MessageInfo, Part, ToolState, parse_part};
 use turnkeeper_model::opencode::{Origin, compact_json};
 
 use super::{SessionCheck, Target};
-use crate::{RuleId, Severity};
+use crate::{Finding, RuleId, Severity};
 
 /// The text of the synthetic part added to a finished assistant turn that has thinking but no
 /// text or tool call.
@@ -172,9 +173,9 @@ fn str_member(raw: &str, key: &str) -> Option<String> {
 
 /// Proposes the repairs for `session` (see the module docs for what and why).
 ///
-/// For a session bound for Anthropic the plan asks the check ([`super::check_session`]) where
-/// a step's thinking is not first (AN-18); a caller that has checked the session already gives
-/// that check to [`plan_checked`] instead.
+/// For a session bound for Anthropic the request-level repairs come from the check's findings
+/// ([`super::check_session`]); a caller that has checked the session already gives that check
+/// to [`plan_checked`] instead.
 pub fn plan(session: &Session, opts: &PlanOptions) -> DoctorPlan {
     let checked = bound_for_anthropic(opts).then(|| {
         // With no target given, the check is Anthropic's too: the session's own Claude model,
@@ -210,7 +211,7 @@ fn bound_for_anthropic(opts: &PlanOptions) -> bool {
 }
 
 /// The plan, with the session's check when the Anthropic-only repairs need it (`None`: it could
-/// not be made, and the AN-18 moves are left out, said in `left_alone`).
+/// not be made, and the repairs taken from its findings are left out, said in `left_alone`).
 fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionCheck>) -> DoctorPlan {
     let mut out = DoctorPlan {
         session_id: session.info.id.clone(),
@@ -237,9 +238,9 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
                 .unwrap_or_else(|| "another provider".to_owned())
         ));
     }
-    let found = part_findings(session, checked.filter(|_| anthropic));
+    let found = part_findings(checked.filter(|_| anthropic));
     // The turns a synthetic text part may be added to, with the time it gets.
-    let mut placeable: HashMap<&str, i64> = HashMap::new();
+    let mut placeable: HashMap<&str, (&StoredMessage, i64)> = HashMap::new();
     for (i, m) in session.messages.iter().enumerate() {
         let sent = is_sent(m);
         let (finished, assistant) = match &m.typed {
@@ -264,8 +265,22 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
             match &p.typed {
                 // AN-05 and AN-23, translated: the check found the block this part makes.
                 Part::Text(_) | Part::Reasoning(_) => {
-                    if let Some((kind, reason)) = found.get(p.id.as_str()) {
-                        out.repairs.push(remove(*kind, reason.clone()));
+                    let repair = found.get(p.id.as_str()).and_then(|f| match (&p.typed, f.rule) {
+                        (Part::Text(_), RuleId::An05) => Some((
+                            RepairKind::EmptyText,
+                            format!("{}; the part is removed", f.message),
+                        )),
+                        (Part::Reasoning(_), RuleId::An23) => Some((
+                            RepairKind::InvalidSignature,
+                            format!(
+                                "reasoning part: {}; thinking is never edited, so the part is removed",
+                                f.message
+                            ),
+                        )),
+                        _ => None,
+                    });
+                    if let Some((kind, reason)) = repair {
+                        out.repairs.push(remove(kind, reason));
                     }
                 }
                 Part::Unknown { kind } if kind == "thinking" => {
@@ -332,7 +347,10 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
             && a.error.is_none()
         {
             // A sent, finished turn: a synthetic text part may be added to it (AN-19, AN-04).
-            placeable.insert(m.id.as_str(), a.time.completed.unwrap_or(a.time.created));
+            placeable.insert(
+                m.id.as_str(),
+                (m, a.time.completed.unwrap_or(a.time.created)),
+            );
         }
     }
     if anthropic {
@@ -350,46 +368,22 @@ fn plan_with(session: &Session, opts: &PlanOptions, checked: Option<&SessionChec
     out
 }
 
-/// AN-05 and AN-23, translated from the check: the text parts whose block it finds blank and
-/// the reasoning parts whose block's signature it finds can never verify, each with the repair
-/// kind and reason that removes it (the rule's own words, then why the whole part goes).
-fn part_findings<'s>(
-    session: &'s Session,
-    checked: Option<&SessionCheck>,
-) -> HashMap<&'s str, (RepairKind, String)> {
+/// AN-05 and AN-23, translated from the check: the errors it finds on a block, by the part
+/// the block came from (the plan removes a text part found blank and a reasoning part whose
+/// signature can never verify).
+fn part_findings(checked: Option<&SessionCheck>) -> HashMap<&str, &Finding> {
     let mut out = HashMap::new();
-    let Some(checked) = checked else { return out };
-    for sf in &checked.findings {
+    for sf in checked.into_iter().flat_map(|c| &c.findings) {
         let f = &sf.finding;
-        let (Some(m), Some(id)) = (&sf.message_id, &sf.part_id) else {
-            continue;
-        };
-        if f.severity != Severity::Error || f.block_index.is_none() {
+        if f.severity != Severity::Error
+            || f.block_index.is_none()
+            || !matches!(f.rule, RuleId::An05 | RuleId::An23)
+        {
             continue;
         }
-        let Some(p) = session
-            .messages
-            .iter()
-            .find(|x| x.id == *m)
-            .and_then(|x| x.parts.iter().find(|p| p.id == *id))
-        else {
-            continue;
-        };
-        let repair = match (&p.typed, f.rule) {
-            (Part::Text(_), RuleId::An05) => (
-                RepairKind::EmptyText,
-                format!("{}; the part is removed", f.message),
-            ),
-            (Part::Reasoning(_), RuleId::An23) => (
-                RepairKind::InvalidSignature,
-                format!(
-                    "reasoning part: {}; thinking is never edited, so the part is removed",
-                    f.message
-                ),
-            ),
-            _ => continue,
-        };
-        out.entry(p.id.as_str()).or_insert(repair);
+        if let Some(part) = &sf.part_id {
+            out.entry(part.as_str()).or_insert(f);
+        }
     }
     out
 }
@@ -564,7 +558,7 @@ fn thinking_first(session: &Session, checked: &SessionCheck, out: &mut DoctorPla
 fn contentless_turns(
     session: &Session,
     checked: &SessionCheck,
-    placeable: &HashMap<&str, i64>,
+    placeable: &HashMap<&str, (&StoredMessage, i64)>,
     out: &mut DoctorPlan,
 ) {
     if placeable.is_empty() {
@@ -597,12 +591,7 @@ fn contentless_turns(
         if f.severity != Severity::Error || !matches!(f.rule, RuleId::An19 | RuleId::An04) {
             continue;
         }
-        let Some((m, &time)) = sf
-            .message_id
-            .as_deref()
-            .and_then(|id| session.messages.iter().find(|m| m.id == id))
-            .and_then(|m| placeable.get_key_value(m.id.as_str()).map(|(_, t)| (m, t)))
-        else {
+        let Some(&(m, time)) = sf.message_id.as_deref().and_then(|id| placeable.get(id)) else {
             continue;
         };
         if !done.insert(m.id.as_str()) {

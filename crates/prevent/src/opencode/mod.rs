@@ -288,22 +288,22 @@ pub fn check_session(session: &Session, opts: &Options<'_>) -> Result<SessionChe
     )?
     .into_iter()
     .map(|f| {
-        let origin = match (f.message_index, f.block_index) {
-            (Some(m), b) => request.origin(m, b.unwrap_or(0)),
-            _ => None,
-        };
-        // A message-level finding names the request message's first OpenCode message, which
-        // locates a message that kept no block too (AN-04).
-        let message_id = match (f.block_index, origin) {
-            (Some(_), Some(o)) => Some(o.message_id.clone()),
-            _ => f
+        // A block's finding names the part it came from; a message-level one the request
+        // message's first OpenCode message, which locates a message that kept no block too.
+        let origin = f
+            .message_index
+            .zip(f.block_index)
+            .and_then(|(m, b)| request.origin(m, b));
+        let message_id = match origin {
+            Some(o) => Some(o.message_id.clone()),
+            None => f
                 .message_index
                 .and_then(|m| request.message_origin(m))
                 .map(str::to_owned),
         };
         SessionFinding {
             message_id,
-            part_id: f.block_index.and(origin.map(|o| o.part_id.clone())),
+            part_id: origin.map(|o| o.part_id.clone()),
             finding: f,
         }
     })

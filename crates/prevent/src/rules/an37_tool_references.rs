@@ -122,11 +122,15 @@ enum Fix {
     Leave,
 }
 
-/// Whether result block `b` may hold tool references: a `content` string holds none, and the
-/// reader says of a `content` list whether an element may be one; otherwise (a server result's
-/// object, a block without the reader's facts) its text says.
+/// Whether `b` is a tool result that may hold tool references: a `content` string holds none,
+/// and the reader says of a `content` list whether an element may be one; otherwise (a server
+/// result's object, a block without the reader's facts) its text says.
 fn may_reference(b: &BlockRef<'_>) -> bool {
-    if b.block.content_str.is_some() {
+    if !matches!(
+        b.kind(),
+        BlockKind::ServerToolResult | BlockKind::ToolResult
+    ) || b.block.content_str.is_some()
+    {
         return false;
     }
     b.block
@@ -140,12 +144,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let any = (ctx.horizon..f.len()).any(|i| {
         let k = f.summary(i).kinds;
         (k.contains(BlockKind::ServerToolResult) || k.contains(BlockKind::ToolResult))
-            && f.blocks(i).any(|b| {
-                matches!(
-                    b.kind(),
-                    BlockKind::ServerToolResult | BlockKind::ToolResult
-                ) && may_reference(&b)
-            })
+            && f.blocks(i).any(|b| may_reference(&b))
     });
     if !any || adds_tools(f, ctx.horizon) {
         return;
@@ -156,11 +155,11 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         let mut j = 0;
         while j < f.block_count(i) {
             let Some(b) = f.block(i, j) else { break };
-            let server = b.kind() == BlockKind::ServerToolResult;
-            if !(server || b.kind() == BlockKind::ToolResult) || !may_reference(&b) {
+            if !may_reference(&b) {
                 j += 1;
                 continue;
             }
+            let server = b.kind() == BlockKind::ServerToolResult;
             let raw = b.raw().to_owned();
             let call_id = b.tool_use_id().map(|x| x.into_owned()).unwrap_or_default();
             let Some(list) = reference_list(&raw, server) else {
