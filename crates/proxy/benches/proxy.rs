@@ -375,15 +375,19 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 
 /// Milliseconds from sending `body` to `url` + `path` to the last byte of a 200 response.
 async fn timed(client: &reqwest::Client, url: &str, path: &str, body: &str, id: &str) -> f64 {
-    let t = Instant::now();
-    let r = client
+    // `TURNKEEPER_BENCH_LINK_MBPS=N`: the mock reads each body as an API N megabytes a second
+    // away would receive it (the upload to a remote upstream), for the proxied request and the
+    // direct one alike.
+    let link = std::env::var("TURNKEEPER_BENCH_LINK_MBPS").unwrap_or_default();
+    let mut rb = client
         .post(format!("{url}{path}"))
         .header("content-type", "application/json")
-        .header("x-mock-reply", id)
-        .body(body.to_owned())
-        .send()
-        .await
-        .expect("sent");
+        .header("x-mock-reply", id);
+    if !link.is_empty() {
+        rb = rb.header("x-mock-link-mbps", link);
+    }
+    let t = Instant::now();
+    let r = rb.body(body.to_owned()).send().await.expect("sent");
     let status = r.status();
     let b = r.bytes().await.expect("body");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&b));
@@ -436,7 +440,10 @@ async fn added(client: &reqwest::Client, url: &str, route: &str) -> (f64, f64) {
 }
 
 async fn latency(mock: &Mock, family: Family, smoke: bool) {
-    let proxy = ProxyProcess::start(&mock.url(), &[]);
+    // `TURNKEEPER_BENCH_PROXY_ARGS="--send-ahead always"` compares a proxy option.
+    let extra = std::env::var("TURNKEEPER_BENCH_PROXY_ARGS").unwrap_or_default();
+    let extra: Vec<&str> = extra.split_whitespace().collect();
+    let proxy = ProxyProcess::start(&mock.url(), &extra);
     let client = support::client();
     let case = Case::new(mock, family);
     let (path, id) = (case.path.as_str(), case.reply.id.as_str());

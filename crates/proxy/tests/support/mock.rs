@@ -231,6 +231,8 @@ struct State {
     client_gone: AtomicUsize,
     /// Streams sent to the end.
     finished: AtomicUsize,
+    /// Requests whose body never arrived whole (the connection closed mid-body).
+    incomplete: AtomicUsize,
     /// Every `encrypted_content` a recorded or served response carried (Responses).
     known_encrypted: Mutex<HashSet<String>>,
     /// The `x-mock-reject-once` texts already answered with their 400.
@@ -500,6 +502,7 @@ impl Mock {
             release: Semaphore::new(0),
             client_gone: AtomicUsize::new(0),
             finished: AtomicUsize::new(0),
+            incomplete: AtomicUsize::new(0),
             known_encrypted: Mutex::new(known_encrypted),
             rejected_once: Mutex::new(HashSet::new()),
         });
@@ -573,6 +576,11 @@ impl Mock {
     /// Streams sent to the end.
     pub fn streams_finished(&self) -> usize {
         self.state.finished.load(Ordering::SeqCst)
+    }
+
+    /// Requests whose body never arrived whole: the connection closed mid-body.
+    pub fn incomplete(&self) -> usize {
+        self.state.incomplete.load(Ordering::SeqCst)
     }
 }
 
@@ -740,6 +748,23 @@ fn judge(st: &State, req: &Value) -> Option<String> {
     None
 }
 
+/// Reads a body no faster than `mbps` megabytes a second from its first byte: the upload over
+/// a link of that speed, as a remote API receives it (TCP's window slows the sender to match).
+async fn paced(mut body: Incoming, mbps: f64) -> Result<Bytes, hyper::Error> {
+    let mut out = Vec::new();
+    let mut start: Option<tokio::time::Instant> = None;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        let t0 = *start.get_or_insert_with(tokio::time::Instant::now);
+        out.extend_from_slice(&data);
+        let due = Duration::from_secs_f64(out.len() as f64 / (mbps * 1e6));
+        tokio::time::sleep_until(t0 + due).await;
+    }
+    Ok(Bytes::from(out))
+}
+
 fn header<'a>(req: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
@@ -755,21 +780,29 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
     }
     let reject_once = header(&req, "x-mock-reject-once").map(str::to_owned);
     let path = req.uri().path().to_owned();
-    st.headers.lock().expect("lock").push(
-        req.headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
-    );
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
     let gzipped = header(&req, "content-encoding") == Some("gzip");
-    let Ok(body) = req.into_body().collect().await.map(|b| b.to_bytes()) else {
+    // A request is received when its body is: one whose connection closed mid-body (a
+    // request the proxy sent ahead and withdrew) never reached the API, and is only counted.
+    let link = header(&req, "x-mock-link-mbps").and_then(|v| v.parse::<f64>().ok());
+    let read = match link {
+        Some(mbps) => paced(req.into_body(), mbps).await,
+        None => req.into_body().collect().await.map(|b| b.to_bytes()),
+    };
+    let Ok(body) = read else {
+        st.incomplete.fetch_add(1, Ordering::SeqCst);
         return error("could not read the body".to_owned());
     };
+    st.headers.lock().expect("lock").push(headers);
     st.received.lock().expect("lock").push(body.clone());
     // A gzip body is read as the real APIs read it: decoded.
     let body = if gzipped {
