@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use turnkeeper_proxy::{Config, Proxy, SendAhead, StoreConfig};
+use turnkeeper_proxy::{Config, Proxy, StoreConfig};
 
 use crate::fail;
 
@@ -53,20 +53,6 @@ pub struct ProxyArgs {
     /// Do not retry a 400 that a repair can fix; pass every error back as it came.
     #[arg(long)]
     no_recover: bool,
-    /// When a large body (64 KiB and up) goes upstream while it is read and judged, all but
-    /// its last byte, which is sent once the body is judged valid (a body that needs a change
-    /// is withdrawn mid-body and sent changed): `remote` (upstreams not on this machine),
-    /// `always`, or `never` (every body read whole first).
-    #[arg(long, value_enum, default_value_t = SendAheadArg::Remote)]
-    send_ahead: SendAheadArg,
-}
-
-/// `--send-ahead` values.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-enum SendAheadArg {
-    Remote,
-    Always,
-    Never,
 }
 
 pub fn run(a: &ProxyArgs) -> ExitCode {
@@ -82,11 +68,6 @@ pub fn run(a: &ProxyArgs) -> ExitCode {
         store_ttl: Duration::from_secs(a.store_ttl),
         max_body: a.max_body,
         recover: !a.no_recover,
-        send_ahead: match a.send_ahead {
-            SendAheadArg::Remote => SendAhead::Remote,
-            SendAheadArg::Always => SendAhead::Always,
-            SendAheadArg::Never => SendAhead::Never,
-        },
         ..Config::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

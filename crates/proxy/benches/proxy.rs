@@ -440,7 +440,7 @@ async fn added(client: &reqwest::Client, url: &str, route: &str) -> (f64, f64) {
 }
 
 async fn latency(mock: &Mock, family: Family, smoke: bool) {
-    // `TURNKEEPER_BENCH_PROXY_ARGS="--send-ahead always"` compares a proxy option.
+    // `TURNKEEPER_BENCH_PROXY_ARGS="--flag value"` runs the proxy with other options.
     let extra = std::env::var("TURNKEEPER_BENCH_PROXY_ARGS").unwrap_or_default();
     let extra: Vec<&str> = extra.split_whitespace().collect();
     let proxy = ProxyProcess::start(&mock.url(), &extra);

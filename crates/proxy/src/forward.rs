@@ -86,28 +86,14 @@ pub(crate) async fn send_upstream(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<reqwest::Response, reqwest::Error> {
+    let url = upstream_url(state, family, uri);
     let sent = state
         .client
-        .request(method.clone(), upstream_url(state, family, uri))
+        .request(method.clone(), &url)
         .headers(headers.clone())
         .body(body.clone())
         .send()
         .await;
-    once_more(state, family, sent, method, uri, headers, body).await
-}
-
-/// What a first send gave, or, when it failed before any response byte on a connection that
-/// was open (not a connect error, not a timeout), what the same request gives once more on a
-/// fresh connection; the status answered is counted.
-async fn once_more(
-    state: &State,
-    family: Family,
-    sent: Result<reqwest::Response, reqwest::Error>,
-    method: Method,
-    uri: &Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<reqwest::Response, reqwest::Error> {
     let sent = match sent {
         Err(e) if !e.is_connect() && !e.is_timeout() && !e.is_builder() => {
             tracing::warn!(
@@ -116,7 +102,7 @@ async fn once_more(
             );
             let again = state
                 .fresh
-                .request(method, upstream_url(state, family, uri))
+                .request(method, &url)
                 .headers(headers)
                 .body(body)
                 .send()
@@ -134,118 +120,6 @@ async fn once_more(
         count_status(state, family, resp);
     }
     sent
-}
-
-/// The smallest body sent ahead: below it, the time a second hop takes is too small to win.
-pub(crate) const AHEAD_MIN: usize = 64 * 1024;
-
-/// How many bytes of a body name its conversation for [`State::needed_change`].
-pub(crate) const AHEAD_PREFIX: usize = 4096;
-
-/// A request sent ahead: its head and the body's bytes go upstream as they arrive from the
-/// client, all but the latest chunk, while the proxy still reads. The upstream cannot act on a
-/// request whose body it has not wholly received (the head announces its `content-length`), so
-/// nothing is decided until the proxy, having judged the whole body, either sends that last
-/// chunk ([`Ahead::release`]: the body needed no change) or withdraws the request (an error in
-/// the body stream, which makes the connection close mid-body; dropping an `Ahead` does it): a
-/// body that needs a change is then sent whole, changed, as before.
-pub(crate) struct Ahead {
-    tx: Option<mpsc::UnboundedSender<Result<Bytes, std::io::Error>>>,
-    held: Option<Bytes>,
-    task: Option<tokio::task::JoinHandle<Result<reqwest::Response, reqwest::Error>>>,
-}
-
-impl Ahead {
-    /// Sends the head of a `POST` whose body is `len` bytes, then `sent` (the bytes read before
-    /// the latest chunk) and `latest` but its last byte, which is held.
-    pub(crate) fn start(
-        state: &State,
-        family: Family,
-        uri: &Uri,
-        mut headers: HeaderMap,
-        len: usize,
-        sent: Bytes,
-        latest: Bytes,
-    ) -> Ahead {
-        headers.insert(header::CONTENT_LENGTH, http::HeaderValue::from(len));
-        let (tx, rx) = mpsc::unbounded_channel::<Result<Bytes, std::io::Error>>();
-        if !sent.is_empty() {
-            let _ = tx.send(Ok(sent));
-        }
-        let mut ahead = Ahead {
-            tx: Some(tx),
-            held: None,
-            task: None,
-        };
-        ahead.push(latest);
-        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
-        });
-        let request = state
-            .client
-            .request(Method::POST, upstream_url(state, family, uri))
-            .headers(headers)
-            .body(reqwest::Body::wrap_stream(stream));
-        ahead.task = Some(tokio::spawn(request.send()));
-        ahead
-    }
-
-    /// Sends what was held and `chunk` but its last byte, which is held instead: the upstream
-    /// gets all it can while the body is judged, and cannot act on it.
-    pub(crate) fn push(&mut self, mut chunk: Bytes) {
-        if chunk.is_empty() {
-            return;
-        }
-        let last = chunk.split_off(chunk.len() - 1);
-        let Some(tx) = &self.tx else { return };
-        // An upstream that already failed is seen when the request is released.
-        if let Some(prev) = self.held.replace(last) {
-            let _ = tx.send(Ok(prev));
-        }
-        if !chunk.is_empty() {
-            let _ = tx.send(Ok(chunk));
-        }
-    }
-
-    /// Sends the last chunk and waits for the upstream's answer. When the connection failed
-    /// before any response byte, `body` (the whole body) is sent once more on a fresh
-    /// connection, as [`send_upstream`] does.
-    pub(crate) async fn release(
-        mut self,
-        state: &State,
-        family: Family,
-        uri: &Uri,
-        headers: HeaderMap,
-        body: Bytes,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        if let (Some(tx), Some(last)) = (self.tx.take(), self.held.take()) {
-            let _ = tx.send(Ok(last));
-        }
-        let Some(task) = self.task.take() else {
-            return send_upstream(state, family, Method::POST, uri, headers, body).await;
-        };
-        match task.await {
-            Ok(sent) => once_more(state, family, sent, Method::POST, uri, headers, body).await,
-            // The task panicked or was cancelled (the runtime shutting down): the request is
-            // sent as a held one would be.
-            Err(_) => send_upstream(state, family, Method::POST, uri, headers, body).await,
-        }
-    }
-}
-
-impl Drop for Ahead {
-    fn drop(&mut self) {
-        if let Some(tx) = self.tx.take() {
-            // An error in the body stream makes the client close the connection mid-body, so
-            // the upstream never receives the request whole.
-            let _ = tx.send(Err(std::io::Error::other(
-                "turnkeeper withdrew a request it sent ahead",
-            )));
-        }
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
 }
 
 /// A request error and its causes, without the URL (whose query may hold a key: Gemini's

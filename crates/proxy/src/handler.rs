@@ -21,8 +21,7 @@ use crate::State;
 use crate::decode::{self, NotDecoded};
 use crate::family::{Family, Route};
 use crate::forward::{
-    AHEAD_MIN, AHEAD_PREFIX, Ahead, Tee, end_to_end, send_streaming, send_upstream, stream_back,
-    unreachable_upstream,
+    Tee, end_to_end, send_streaming, send_upstream, stream_back, unreachable_upstream,
 };
 use crate::http::{Body, full, proxy_error, set_header};
 
@@ -39,49 +38,13 @@ enum Read {
     Failed(hyper::Error),
 }
 
-/// What sends a body ahead once its first [`AHEAD_PREFIX`] bytes are in ([`Ahead`]).
-struct AheadPlan<'a> {
-    state: &'a State,
-    family: Family,
-    uri: &'a http::Uri,
-    /// The upstream headers of the body as it came.
-    headers: HeaderMap,
-    /// The body's `content-length`.
-    len: usize,
-}
-
-/// What reading a body sent ahead, or found the body's conversation needed a change before.
-#[derive(Default)]
-struct Reading {
-    /// The request sent ahead.
-    ahead: Option<Ahead>,
-    /// The conversation's key (a hash of the body's first bytes), when a plan was given.
-    key: Option<u64>,
-}
-
-/// The key of a body's conversation: a hash of its first bytes (the model, the system prompt
-/// or the first messages, as the client writes them).
-fn conversation_key(prefix: &[u8]) -> u64 {
-    use std::hash::{Hash as _, Hasher as _};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    prefix.hash(&mut h);
-    h.finish()
-}
-
-async fn read_bounded(
-    mut body: Incoming,
-    limit: usize,
-    hint: Option<usize>,
-    mut plan: Option<AheadPlan<'_>>,
-) -> (Read, Reading) {
+async fn read_bounded(mut body: Incoming, limit: usize, hint: Option<usize>) -> Read {
     let mut buf = BytesMut::with_capacity(hint.unwrap_or(0).min(limit));
     let mut chunks: Vec<Bytes> = Vec::new();
-    let mut reading = Reading::default();
     loop {
         match body.frame().await {
             None => break,
-            // Dropping the reading withdraws a request sent ahead.
-            Some(Err(e)) => return (Read::Failed(e), Reading::default()),
+            Some(Err(e)) => return Read::Failed(e),
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -89,32 +52,13 @@ async fn read_bounded(
                 if buf.len() + data.len() > limit {
                     chunks.push(buf.freeze());
                     chunks.push(data);
-                    return (Read::TooLarge(chunks, body), Reading::default());
+                    return Read::TooLarge(chunks, body);
                 }
                 buf.extend_from_slice(&data);
-                if let Some(a) = reading.ahead.as_mut() {
-                    a.push(data);
-                } else if buf.len() >= AHEAD_PREFIX
-                    && let Some(p) = plan.take()
-                {
-                    let key = conversation_key(&buf[..AHEAD_PREFIX]);
-                    reading.key = Some(key);
-                    let label = p.family.label();
-                    if p.state.needed_change(key) {
-                        p.state
-                            .metrics
-                            .inc("sent_ahead_total", &[("route", label), ("result", "held")]);
-                    } else {
-                        let sent = Bytes::copy_from_slice(&buf[..buf.len() - data.len()]);
-                        reading.ahead = Some(Ahead::start(
-                            p.state, p.family, p.uri, p.headers, p.len, sent, data,
-                        ));
-                    }
-                }
             }
         }
     }
-    (Read::Whole(buf.freeze()), reading)
+    Read::Whole(buf.freeze())
 }
 
 /// The body to send, and what was done to it.
@@ -597,19 +541,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let encodings = decode::encodings(&parts.headers);
-    let plan = (state.send_ahead[family.index()]
-        && encodings.is_empty()
-        && hint.is_some_and(|n| (AHEAD_MIN..=state.config.max_body).contains(&n)))
-    .then(|| AheadPlan {
-        state,
-        family,
-        uri: &parts.uri,
-        headers: upstream_headers(&parts, &[], false),
-        len: hint.unwrap_or_default(),
-    });
-    let (read, reading) = read_bounded(body, state.config.max_body, hint, plan).await;
-    let raw = match read {
+    let raw = match read_bounded(body, state.config.max_body, hint).await {
         Read::Whole(b) => b,
         Read::TooLarge(head, rest) => {
             state.metrics.inc(
@@ -633,6 +565,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
     };
     // A body sent with a Content-Encoding is judged decoded; it goes as it came when it needs
     // nothing, decoded (the header dropped) when it was repaired.
+    let encodings = decode::encodings(&parts.headers);
     let decoded = if encodings.is_empty() {
         Ok(raw.clone())
     } else {
@@ -707,41 +640,16 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
         changes = prepared.changes,
         "forwarding"
     );
-    if let Some(key) = reading.key {
-        state.remember_change(key, !prepared.is_unchanged());
-    }
-    let sent = match reading.ahead {
-        // What went ahead is what goes: the client's own bytes, with the same headers.
-        Some(ahead) if prepared.is_unchanged() => {
-            state.metrics.inc(
-                "sent_ahead_total",
-                &[("route", label), ("result", "released")],
-            );
-            ahead
-                .release(state, family, &parts.uri, headers.clone(), sent)
-                .await
-        }
-        other => {
-            if other.is_some() {
-                state.metrics.inc(
-                    "sent_ahead_total",
-                    &[("route", label), ("result", "withdrawn")],
-                );
-                // Withdrawn before the changed body goes.
-                drop(other);
-            }
-            send_upstream(
-                state,
-                family,
-                Method::POST,
-                &parts.uri,
-                headers.clone(),
-                sent,
-            )
-            .await
-        }
-    };
-    let resp = match sent {
+    let resp = match send_upstream(
+        state,
+        family,
+        Method::POST,
+        &parts.uri,
+        headers.clone(),
+        sent,
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => return unreachable_upstream(state, family, label, &e),
     };

@@ -126,8 +126,6 @@ pub struct Config {
     pub max_body: usize,
     /// Retry once, repaired, on a 400 the classifier says a repair can fix.
     pub recover: bool,
-    /// When a large body is sent ahead ([`SendAhead`]).
-    pub send_ahead: SendAhead,
     /// Give up connecting to the upstream after this time (a 502 goes back to the client).
     pub connect_timeout: Duration,
     /// Close pooled upstream connections idle for this long. Shorter than common upstream idle
@@ -149,33 +147,10 @@ impl Default for Config {
             store_ttl: Duration::from_secs(7 * 24 * 3600),
             max_body: DEFAULT_MAX_BODY,
             recover: true,
-            send_ahead: SendAhead::Remote,
             connect_timeout: Duration::from_secs(30),
             pool_idle_timeout: Duration::from_secs(20),
         }
     }
-}
-
-/// When a large request body (64 KiB and up, with a `Content-Length`, not encoded) is sent
-/// ahead: upstream as it arrives from the client, all but its last byte, while the proxy reads
-/// and judges it. The upstream cannot act on a body it has not received whole, so nothing is
-/// decided before the judgement: a body that needs no change then gets its last byte and costs
-/// only the time to judge it, the upload having gone on meanwhile; one that needs a change is
-/// withdrawn (its connection closed mid-body) and sent changed, and the next requests of that
-/// conversation (known by a hash of the body's first 4 KiB) are read whole first until one
-/// needs no change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum SendAhead {
-    /// To upstreams that are not on this machine, where the upload is the cost the judgement
-    /// can hide behind (the default). A loopback upstream gets each body whole: on the same
-    /// machine the two transfers compete for the same cores.
-    #[default]
-    Remote,
-    /// To every upstream.
-    Always,
-    /// Never: every body is read and judged whole before any of it is sent.
-    Never,
 }
 
 /// Why the proxy could not start.
@@ -208,7 +183,7 @@ pub enum ProxyError {
 }
 
 /// Whether an upstream base URL names this machine (plain `http://` to `127.0.0.1`,
-/// `localhost` or `[::1]`); `None` when it is not an http(s) URL.
+/// `localhost` or `[::1]`, a port or a path after it); `None` when it is not an http(s) URL.
 fn loopback_base(base: &str) -> Option<bool> {
     match base.strip_prefix("http://") {
         Some(rest) => {
@@ -238,38 +213,6 @@ pub(crate) struct State {
     pub(crate) turns: turns::Turns,
     pub(crate) metrics: Metrics,
     next_id: AtomicU64,
-    /// Conversations whose last request needed a change, by a hash of their body's first
-    /// bytes (the newest last, at most [`NEEDED_CHANGE_LIMIT`]): their requests are read whole
-    /// before anything is sent, not sent ahead only to be withdrawn.
-    needed_change: std::sync::Mutex<std::collections::VecDeque<u64>>,
-    /// Whether large bodies go ahead to each family's upstream (`Family::index`).
-    pub(crate) send_ahead: [bool; 4],
-}
-
-/// How many conversations [`State::needed_change`] remembers.
-const NEEDED_CHANGE_LIMIT: usize = 1024;
-
-impl State {
-    /// True when the conversation `key` names needed a change last time.
-    pub(crate) fn needed_change(&self, key: u64) -> bool {
-        self.needed_change
-            .lock()
-            .is_ok_and(|keys| keys.contains(&key))
-    }
-
-    /// Remembers whether the conversation `key` names needed a change this time.
-    pub(crate) fn remember_change(&self, key: u64, needed: bool) {
-        let Ok(mut keys) = self.needed_change.lock() else {
-            return;
-        };
-        keys.retain(|k| *k != key);
-        if needed {
-            if keys.len() == NEEDED_CHANGE_LIMIT {
-                keys.pop_front();
-            }
-            keys.push_back(key);
-        }
-    }
 }
 
 /// A running proxy.
@@ -297,19 +240,13 @@ impl Proxy {
             &config.upstream_gemini,
         ];
         let mut upstreams: [String; 4] = Default::default();
-        let mut send_ahead = [false; 4];
         let mut all_loopback = true;
-        for ((slot, ahead), base) in upstreams.iter_mut().zip(&mut send_ahead).zip(bases) {
+        for (slot, base) in upstreams.iter_mut().zip(bases) {
             let trimmed = base.trim_end_matches('/').to_owned();
             let Some(loopback) = loopback_base(&trimmed) else {
                 return Err(ProxyError::BadUpstream(base.clone()));
             };
             all_loopback &= loopback;
-            *ahead = match config.send_ahead {
-                SendAhead::Remote => !loopback,
-                SendAhead::Always => true,
-                SendAhead::Never => false,
-            };
             *slot = trimmed;
         }
         let build = |idle: usize| {
@@ -350,8 +287,6 @@ impl Proxy {
             turns,
             metrics: Metrics::default(),
             next_id: AtomicU64::new(1),
-            needed_change: std::sync::Mutex::default(),
-            send_ahead,
         });
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(serve(listener, state.clone(), stopped));
@@ -479,6 +414,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
 mod tests {
     use super::loopback_base;
 
+    /// `http://[::1]:8080` was split at its first `:` and taken for a remote host, so a
+    /// proxy in front of an IPv6 loopback upstream went through `HTTP(S)_PROXY`.
     #[test]
     fn an_upstream_on_this_machine_is_told_from_a_remote_one() {
         for (base, expect) in [
@@ -486,6 +423,7 @@ mod tests {
             ("http://localhost", Some(true)),
             ("http://localhost:4000/v1", Some(true)),
             ("http://[::1]:8080", Some(true)),
+            ("http://[::1]", Some(true)),
             ("http://[::2]:8080", Some(false)),
             ("http://127.0.0.10:8080", Some(false)),
             ("http://localhost.example.com", Some(false)),

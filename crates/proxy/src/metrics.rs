@@ -65,10 +65,6 @@ const FAMILIES: &[(&str, &str)] = &[
         "Clients that left before the response headers were sent (while the proxy read, repaired or waited for the upstream), by route.",
     ),
     (
-        "sent_ahead_total",
-        "Large bodies sent upstream while being read, by route and result (released: judged valid and completed; withdrawn: needed a change, closed mid-body and sent changed; held: read whole first, as their conversation needed a change last time).",
-    ),
-    (
         "decoded_total",
         "Request bodies decoded from their Content-Encoding to be judged, by route and encoding.",
     ),
