@@ -193,7 +193,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let style = Style::detect(std::io::stdout().is_terminal());
-    let (name, text) = match input {
+    let (name, bytes) = match input {
         Input::Storage(dir) => {
             let session =
                 match open_store(&dir).and_then(|s| load_session(&s, t.session.as_deref())) {
@@ -202,21 +202,25 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
                 };
             return check_session(&dir.display().to_string(), &session, &opts, a.json, style);
         }
-        Input::Text { name, text } => (name, text),
+        Input::Text { name, bytes } => (name, bytes),
     };
-    let format = match format_of(&text, t.format) {
+    let text = match crate::input::text(&name, &bytes) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let format = match format_of(text, t.format) {
         Ok(f) => f,
         Err(e) => return fail(format!("{name}: {e}")),
     };
     if !format.is_transcript() {
-        return check_wire(&name, &text, format, &opts, a.json, style);
+        return check_wire(&name, text, format, &opts, a.json, style);
     }
-    let tr = match read(&text, turnkeeper::FormatHint::Exactly(format)) {
+    let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };
     if tr.format == Format::Opencode {
-        let session = match load_export(&text, &name) {
+        let session = match load_export(text, &name) {
             Ok(s) => s,
             Err(e) => return fail(format!("{name}: {e}")),
         };
@@ -226,7 +230,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
     if a.json {
         crate::render::emit(&findings_json(&findings).to_string());
     } else {
-        let lines = Lines::new(&text);
+        let lines = Lines::new(text);
         let mut out = String::new();
         for f in &findings {
             render::finding(&mut out, style, &name, Some((&tr, &lines)), f, &[]);
@@ -427,8 +431,8 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let opts = t.options(&loaded);
-    let (name, text) = match read_input(t.file.as_deref()) {
-        Ok(Input::Text { name, text }) => (name, text),
+    let (name, bytes) = match read_input(t.file.as_deref()) {
+        Ok(Input::Text { name, bytes }) => (name, bytes),
         Ok(Input::Storage(dir)) => {
             return fail(format!(
                 "{}: OpenCode storage is repaired in place by `turnkeeper opencode repair`",
@@ -437,19 +441,23 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         }
         Err(e) => return fail(e),
     };
-    let format = match format_of(&text, t.format) {
+    let text = match crate::input::text(&name, &bytes) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let format = match format_of(text, t.format) {
         Ok(f) => f,
         Err(e) => return fail(format!("{name}: {e}")),
     };
     if !format.is_transcript() {
         let fixed =
-            match turnkeeper::repair_as(&text, turnkeeper::FormatHint::Exactly(format), &opts) {
+            match turnkeeper::repair_as(text, turnkeeper::FormatHint::Exactly(format), &opts) {
                 Ok(r) => r,
                 Err(e) => return fail(format!("{name}: {e}")),
             };
         return finish_repair(a, &name, &fixed);
     }
-    let tr = match read(&text, turnkeeper::FormatHint::Exactly(format)) {
+    let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };

@@ -31,8 +31,8 @@ pub fn run(a: &InspectArgs) -> ExitCode {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
-    let (name, text, hint, model) = match input {
-        Input::Text { name, text } => (name, text, a.format.hint(), None),
+    let (name, bytes, hint, model) = match input {
+        Input::Text { name, bytes } => (name, bytes, a.format.hint(), None),
         Input::Storage(dir) => {
             let session =
                 match open_store(&dir).and_then(|s| load_session(&s, a.session.as_deref())) {
@@ -42,13 +42,17 @@ pub fn run(a: &InspectArgs) -> ExitCode {
             let model = turnkeeper::opencode::session_model(&session);
             (
                 dir.display().to_string(),
-                session.to_export_array(),
+                session.to_export_array().into_bytes(),
                 FormatHint::Exactly(Format::Opencode),
                 model,
             )
         }
     };
-    let mut ins = match turnkeeper::inspect(&text, hint) {
+    let text = match crate::input::text(&name, &bytes) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let mut ins = match turnkeeper::inspect(text, hint) {
         Ok(i) => i,
         Err(e) => return fail(format!("{name}: {e}")),
     };

@@ -132,7 +132,7 @@ fn run_inner(args: &RecoverArgs) -> Result<ExitCode, String> {
 fn read_text(path: &Path, strict: bool) -> Result<String, String> {
     let (name, bytes) = crate::input::read_bytes(path)?;
     if strict {
-        crate::input::utf8(&name, bytes)
+        crate::input::text(&name, &bytes).map(str::to_owned)
     } else {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }

@@ -36,7 +36,7 @@ pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
 pub use error::ModelError;
 pub use json::{Span, StrSpan};
 pub use read::{
-    FormatHint, read, read_block, read_bytes, read_reusing, read_reusing_copies, sniff,
+    FormatHint, read, read_block, read_bytes, read_reusing, read_reusing_copies, sniff, utf8,
 };
 pub use sniff::{Sniffed, model_family, sniff_detail};
 pub use view::{

@@ -357,10 +357,23 @@ pub fn read_block(format: Format, src: &str) -> Result<Block, ModelError> {
 /// # Errors
 /// [`ModelError::InvalidUtf8`], or any error of [`read`].
 pub fn read_bytes(bytes: &[u8], hint: FormatHint) -> Result<Transcript<'_>, ModelError> {
-    let src = std::str::from_utf8(bytes).map_err(|e| ModelError::InvalidUtf8 {
-        offset: e.valid_up_to(),
-    })?;
-    read(src, hint)
+    read(utf8(bytes)?, hint)
+}
+
+/// `bytes` as text, checked with SIMD instructions where the processor has them (`simdutf8`:
+/// two to three times `std::str::from_utf8` on JSON with some non-ASCII text, BENCHMARKS.md);
+/// the offset of the first invalid byte is found by the standard library's check, on the
+/// error path only.
+///
+/// # Errors
+/// [`ModelError::InvalidUtf8`].
+pub fn utf8(bytes: &[u8]) -> Result<&str, ModelError> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(_) => Err(ModelError::InvalidUtf8 {
+            offset: std::str::from_utf8(bytes).map_or_else(|e| e.valid_up_to(), str::len),
+        }),
+    }
 }
 
 /// Guesses the format from the top-level shape, looking at top-level keys only.

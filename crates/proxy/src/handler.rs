@@ -254,7 +254,7 @@ async fn prepare(
     bytes: Bytes,
 ) -> Result<Prepared, (&'static str, Bytes)> {
     let label = route.family.label();
-    let Ok(text) = std::str::from_utf8(&bytes) else {
+    let Ok(text) = turnkeeper_model::utf8(&bytes) else {
         return Err(("unparsable", bytes));
     };
     let mut prepared = Prepared::unchanged(bytes.clone(), headers, route);
@@ -462,7 +462,7 @@ fn wire_recorder(state: &Arc<State>, family: Family) -> Tee {
                     st.metrics
                         .inc("records_total", &[("route", route), ("result", result)]);
                 };
-                let Ok(text) = std::str::from_utf8(&bytes) else {
+                let Ok(text) = turnkeeper_model::utf8(&bytes) else {
                     count("not_a_turn");
                     return;
                 };
@@ -780,7 +780,7 @@ async fn retry_once(
     let kind = diagnosis.kind.as_str();
     tracing::info!(kind, "upstream 400 classified");
     // `prepare` read the body as UTF-8 (`prepared.text`), so this never copies.
-    let Ok(request) = std::str::from_utf8(&prepared.body) else {
+    let Ok(request) = turnkeeper_model::utf8(&prepared.body) else {
         return Err("failed");
     };
     let opts = prepared.options();

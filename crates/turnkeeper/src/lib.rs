@@ -93,7 +93,7 @@ pub use inspect::{Inspection, MessageSummary, WireTarget, inspect};
 pub use recovery::{classify, recover};
 pub use turnkeeper_guard::TurnStore;
 pub use turnkeeper_guard::fsio::write_atomically;
-pub use turnkeeper_model::read::read;
+pub use turnkeeper_model::read::{read, utf8};
 pub use turnkeeper_model::{BodyKind, Format, FormatHint, ModelError, Sniffed, Transcript};
 /// Why a repair could not produce a body: the input could not be read, or (a turnkeeper bug) a
 /// rule touched a thinking block unreported and the repair failed closed.
