@@ -215,17 +215,19 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
     if !format.is_transcript() {
         return check_wire(&name, text, format, &opts, a.json, style);
     }
-    let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
-        Ok(tr) => tr,
-        Err(e) => return fail(format!("{name}: {e}")),
-    };
-    if tr.format == Format::Opencode {
+    // An export is checked as the session it holds: loaded (the loader reads it), not read as
+    // a transcript first (a reading nothing used: an eighth of the time on a 10 MB export).
+    if format == Format::Opencode {
         let session = match load_export(text, &name) {
             Ok(s) => s,
             Err(e) => return fail(format!("{name}: {e}")),
         };
         return check_session(&name, &session, &opts, a.json, style);
     }
+    let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
+        Ok(tr) => tr,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
     let findings = turnkeeper::check(&tr, &opts);
     if a.json {
         crate::render::emit(&findings_json(&findings).to_string());
@@ -457,15 +459,15 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
             };
         return finish_repair(a, &name, &fixed);
     }
-    let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
-        Ok(tr) => tr,
-        Err(e) => return fail(format!("{name}: {e}")),
-    };
-    if tr.format == Format::Opencode {
+    if format == Format::Opencode {
         return fail(format!(
             "{name}: an OpenCode export is checked with `turnkeeper check`; stored sessions are repaired with `turnkeeper opencode repair`"
         ));
     }
+    let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
+        Ok(tr) => tr,
+        Err(e) => return fail(format!("{name}: {e}")),
+    };
     let fixed = match turnkeeper::repair(&tr, &opts) {
         Ok(r) => r,
         Err(e) => return fail(format!("{name}: {e}")),

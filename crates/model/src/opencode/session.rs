@@ -512,6 +512,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
             }
             continue;
         };
+        message.parts.reserve(entry.parts.len());
         for (j, (raw, peeked)) in entry.parts.into_iter().enumerate() {
             let origin = Origin::Export(format!("{base}[{i}].parts[{j}]"));
             // The export's part has its id only in its body: one parse gives both (the ids
