@@ -19,6 +19,8 @@
 //! Every model part and every Anthropic block records the OpenCode part it came from, and every
 //! place where content was dropped, moved or altered is reported as a [`ConversionNote`].
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -574,7 +576,7 @@ struct Body<'a> {
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<ThinkingParam>,
-    messages: Vec<WireMessage>,
+    messages: Vec<WireMessage<'a>>,
 }
 
 /// The body as `serde_json::to_string` writes it (a test holds the two to the same bytes), with
@@ -582,7 +584,15 @@ struct Body<'a> {
 /// text, and serde_json's escaping, a byte at a time, was a sixth of checking a session.
 impl Body<'_> {
     fn to_json(&self) -> String {
-        let mut out = String::new();
+        // Sized once (the text, plus a sixteenth for escapes and a little per block), not
+        // grown by doubling: a megabyte body was copied and faulted in again at each step.
+        let text: usize = self
+            .messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .map(|b| b.text_len() + 64)
+            .sum();
+        let mut out = String::with_capacity(256 + text + text / 16);
         out.push('{');
         if let Some(model) = self.model {
             out.push_str("\"model\":");
@@ -621,7 +631,35 @@ impl Body<'_> {
     }
 }
 
-impl Block {
+impl Block<'_> {
+    /// The bytes of the block's strings, unescaped.
+    fn text_len(&self) -> usize {
+        match self {
+            Block::Text { text, .. } => text.len(),
+            Block::Media { source, title, .. } => {
+                [&source.media_type, &source.data, &source.url, title]
+                    .into_iter()
+                    .flatten()
+                    .map(String::len)
+                    .sum()
+            }
+            Block::Thinking {
+                thinking,
+                signature,
+                ..
+            } => thinking.len() + signature.len(),
+            Block::Redacted { data, .. } => data.len(),
+            Block::ToolUse {
+                id, name, input, ..
+            } => id.len() + name.len() + input.get().len(),
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => tool_use_id.len() + content.len(),
+        }
+    }
+
     /// The block as serde writes it: fields in declaration order, `None`s left out.
     fn write_json(&self, out: &mut String) {
         // Every object written here (the block, a media source) opens with its `type`.
@@ -718,9 +756,9 @@ struct ThinkingParam {
 }
 
 #[derive(Serialize)]
-struct WireMessage {
+struct WireMessage<'a> {
     role: &'static str,
-    content: Vec<Block>,
+    content: Vec<Block<'a>>,
 }
 
 #[derive(Serialize)]
@@ -738,11 +776,11 @@ struct Source {
 /// Wire blocks; each variant carries its own `type` so no serde tagging is involved.
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Block {
+enum Block<'a> {
     Text {
         #[serde(rename = "type")]
         kind: &'static str,
-        text: String,
+        text: Cow<'a, str>,
     },
     Media {
         #[serde(rename = "type")]
@@ -754,26 +792,26 @@ enum Block {
     Thinking {
         #[serde(rename = "type")]
         kind: &'static str,
-        thinking: String,
-        signature: String,
+        thinking: &'a str,
+        signature: &'a str,
     },
     Redacted {
         #[serde(rename = "type")]
         kind: &'static str,
-        data: String,
+        data: &'a str,
     },
     ToolUse {
         #[serde(rename = "type")]
         kind: &'static str,
         id: String,
-        name: String,
+        name: &'a str,
         input: Box<RawValue>,
     },
     ToolResult {
         #[serde(rename = "type")]
         kind: &'static str,
         tool_use_id: String,
-        content: String,
+        content: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
     },
@@ -807,7 +845,7 @@ fn target_model(session: &Session, model: Option<&str>) -> Option<String> {
     })
 }
 
-fn file_block(url: &str, media_type: &str, filename: Option<&String>) -> Option<Block> {
+fn file_block(url: &str, media_type: &str, filename: Option<&String>) -> Option<Block<'static>> {
     let kind = if media_type.starts_with("image/") {
         "image"
     } else if media_type == "application/pdf" {
@@ -849,7 +887,7 @@ fn file_block(url: &str, media_type: &str, filename: Option<&String>) -> Option<
 
 /// One converted message: its role, the OpenCode message it came from, and its blocks with
 /// their origins.
-type Converted<'a> = (&'static str, &'a str, Vec<(Block, PartRef)>);
+type Converted<'a> = (&'static str, &'a str, Vec<(Block<'a>, PartRef)>);
 
 /// Builds the Anthropic Messages request body OpenCode would send for this session.
 ///
@@ -887,7 +925,7 @@ pub fn to_anthropic_request(
             ModelRole::Assistant => "assistant",
             ModelRole::User | ModelRole::Tool => "user",
         };
-        let mut blocks: Vec<(Block, PartRef)> = Vec::new();
+        let mut blocks: Vec<(Block<'_>, PartRef)> = Vec::new();
         let mut filtered = 0usize;
         for part in &mm.content {
             let origin = part.origin.clone();
@@ -900,7 +938,7 @@ pub fn to_anthropic_request(
                     }
                     Block::Text {
                         kind: "text",
-                        text: text.clone(),
+                        text: Cow::Borrowed(text),
                     }
                 }
                 ModelContent::File {
@@ -923,12 +961,12 @@ pub fn to_anthropic_request(
                     match (signature, redacted) {
                         (Some(sig), _) => Block::Thinking {
                             kind: "thinking",
-                            thinking: text.clone(),
-                            signature: sig.to_owned(),
+                            thinking: text,
+                            signature: sig,
                         },
                         (None, Some(data)) => Block::Redacted {
                             kind: "redacted_thinking",
-                            data: data.to_owned(),
+                            data,
                         },
                         (None, None) => {
                             let kind = if options.opencode_filter && text.is_empty() {
@@ -958,7 +996,7 @@ pub fn to_anthropic_request(
                     Block::ToolUse {
                         kind: "tool_use",
                         id,
-                        name: tool_name.clone(),
+                        name: tool_name,
                         input,
                     }
                 }
@@ -966,8 +1004,8 @@ pub fn to_anthropic_request(
                     call_id, output, ..
                 } => {
                     let (content, is_error) = match output {
-                        ToolOutput::Text(t) => (t.clone(), None),
-                        ToolOutput::ErrorText(t) => (t.clone(), Some(true)),
+                        ToolOutput::Text(t) => (t.as_str(), None),
+                        ToolOutput::ErrorText(t) => (t.as_str(), Some(true)),
                     };
                     Block::ToolResult {
                         kind: "tool_result",
@@ -997,11 +1035,11 @@ pub fn to_anthropic_request(
     }
 
     // Group consecutive same-role messages (AI SDK groupIntoBlocks).
-    let mut messages: Vec<WireMessage> = Vec::new();
+    let mut messages: Vec<WireMessage<'_>> = Vec::new();
     let mut origins: Vec<Vec<PartRef>> = Vec::new();
     let mut message_origins: Vec<Vec<String>> = Vec::new();
     for (role, id, blocks) in converted {
-        let (b, o): (Vec<Block>, Vec<PartRef>) = blocks.into_iter().unzip();
+        let (b, o): (Vec<Block<'_>>, Vec<PartRef>) = blocks.into_iter().unzip();
         match messages.last_mut() {
             Some(last) if last.role == role => {
                 last.content.extend(b);
@@ -1033,7 +1071,7 @@ pub fn to_anthropic_request(
     {
         let trimmed = text.trim();
         if trimmed.len() != text.len() {
-            *text = trimmed.to_owned();
+            *text = Cow::Owned(trimmed.to_owned());
             if let Some(origin) = last_origins.get(idx) {
                 note(&mut notes, NoteKind::FinalTextTrimmed, origin, true);
             }
