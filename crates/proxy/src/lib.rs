@@ -201,6 +201,19 @@ fn loopback_base(base: &str) -> Option<bool> {
     }
 }
 
+/// True when every upstream is on this machine (the client then ignores `HTTP(S)_PROXY`);
+/// an upstream that is not an http(s) URL is refused.
+fn all_loopback(upstreams: &[String]) -> Result<bool, ProxyError> {
+    let mut all = true;
+    for base in upstreams {
+        match loopback_base(base) {
+            Some(loopback) => all = all && loopback,
+            None => return Err(ProxyError::BadUpstream(base.clone())),
+        }
+    }
+    Ok(all)
+}
+
 /// What every request handler shares.
 pub(crate) struct State {
     pub(crate) config: Config,
@@ -240,15 +253,10 @@ impl Proxy {
             &config.upstream_gemini,
         ];
         let mut upstreams: [String; 4] = Default::default();
-        let mut all_loopback = true;
         for (slot, base) in upstreams.iter_mut().zip(bases) {
-            let trimmed = base.trim_end_matches('/').to_owned();
-            let Some(loopback) = loopback_base(&trimmed) else {
-                return Err(ProxyError::BadUpstream(base.clone()));
-            };
-            all_loopback &= loopback;
-            *slot = trimmed;
+            *slot = base.trim_end_matches('/').to_owned();
         }
+        let all_loopback = all_loopback(&upstreams)?;
         let build = |idle: usize| {
             let mut builder = reqwest::Client::builder()
                 .connect_timeout(config.connect_timeout)
@@ -412,7 +420,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
 
 #[cfg(test)]
 mod tests {
-    use super::loopback_base;
+    use super::{ProxyError, all_loopback, loopback_base};
 
     /// `http://[::1]:8080` was split at its first `:` and taken for a remote host, so a
     /// proxy in front of an IPv6 loopback upstream went through `HTTP(S)_PROXY`.
@@ -433,5 +441,26 @@ mod tests {
         ] {
             assert_eq!(loopback_base(base), expect, "{base}");
         }
+    }
+
+    #[test]
+    fn the_environments_proxy_is_ignored_only_when_every_upstream_is_local() {
+        let of = |v: &[&str]| all_loopback(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        assert!(matches!(
+            of(&["http://127.0.0.1:1", "http://localhost:2"]),
+            Ok(true)
+        ));
+        assert!(matches!(
+            of(&["http://127.0.0.1:1", "https://api.openai.com"]),
+            Ok(false)
+        ));
+        assert!(matches!(
+            of(&["https://api.openai.com", "http://127.0.0.1:1"]),
+            Ok(false)
+        ));
+        assert!(matches!(
+            of(&["http://127.0.0.1:1", "ftp://x"]),
+            Err(ProxyError::BadUpstream(b)) if b == "ftp://x"
+        ));
     }
 }
