@@ -361,7 +361,7 @@ pub fn read_bytes(bytes: &[u8], hint: FormatHint) -> Result<Transcript<'_>, Mode
 }
 
 /// `bytes` as text, checked with SIMD instructions where the processor has them (`simdutf8`:
-/// two to three times `std::str::from_utf8` on JSON with some non-ASCII text, BENCHMARKS.md);
+/// about twice as fast as `std::str::from_utf8` on JSON with some non-ASCII text, BENCHMARKS.md);
 /// the offset of the first invalid byte is found by the standard library's check, on the
 /// error path only.
 ///
