@@ -31,26 +31,28 @@ pub fn run(a: &InspectArgs) -> ExitCode {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
-    let (name, bytes, hint, model) = match input {
-        Input::Text { name, bytes } => (name, bytes, a.format.hint(), None),
+    // A file's bytes are checked as UTF-8 here; a stored session's export is text already.
+    let export;
+    let (name, text, hint, model) = match &input {
+        Input::Text { name, bytes } => match crate::input::text(name, bytes) {
+            Ok(t) => (name.clone(), t, a.format.hint(), None),
+            Err(e) => return fail(e),
+        },
         Input::Storage(dir) => {
-            let session =
-                match open_store(&dir).and_then(|s| load_session(&s, a.session.as_deref())) {
-                    Ok(s) => s,
-                    Err(e) => return fail(format!("{}: {e}", dir.display())),
-                };
+            let session = match open_store(dir).and_then(|s| load_session(&s, a.session.as_deref()))
+            {
+                Ok(s) => s,
+                Err(e) => return fail(format!("{}: {e}", dir.display())),
+            };
             let model = turnkeeper::opencode::session_model(&session);
+            export = session.to_export_array();
             (
                 dir.display().to_string(),
-                session.to_export_array().into_bytes(),
+                export.as_str(),
                 FormatHint::Exactly(Format::Opencode),
                 model,
             )
         }
-    };
-    let text = match crate::input::text(&name, &bytes) {
-        Ok(t) => t,
-        Err(e) => return fail(e),
     };
     let mut ins = match turnkeeper::inspect(text, hint) {
         Ok(i) => i,

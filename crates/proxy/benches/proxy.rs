@@ -377,14 +377,19 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 async fn timed(client: &reqwest::Client, url: &str, path: &str, body: &str, id: &str) -> f64 {
     // `TURNKEEPER_BENCH_LINK_MBPS=N`: the mock reads each body as an API N megabytes a second
     // away would receive it (the upload to a remote upstream), for the proxied request and the
-    // direct one alike.
-    let link = std::env::var("TURNKEEPER_BENCH_LINK_MBPS").unwrap_or_default();
+    // direct one alike. Read from the environment once.
+    static LINK: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let link = LINK.get_or_init(|| {
+        std::env::var("TURNKEEPER_BENCH_LINK_MBPS")
+            .ok()
+            .filter(|v| !v.is_empty())
+    });
     let mut rb = client
         .post(format!("{url}{path}"))
         .header("content-type", "application/json")
         .header("x-mock-reply", id);
-    if !link.is_empty() {
-        rb = rb.header("x-mock-link-mbps", link);
+    if let Some(mbps) = link {
+        rb = rb.header("x-mock-link-mbps", mbps.as_str());
     }
     let t = Instant::now();
     let r = rb.body(body.to_owned()).send().await.expect("sent");

@@ -203,15 +203,13 @@ fn loopback_base(base: &str) -> Option<bool> {
 
 /// True when every upstream is on this machine (the client then ignores `HTTP(S)_PROXY`);
 /// an upstream that is not an http(s) URL is refused.
-fn all_loopback(upstreams: &[String]) -> Result<bool, ProxyError> {
-    let mut all = true;
-    for base in upstreams {
-        match loopback_base(base) {
-            Some(loopback) => all = all && loopback,
-            None => return Err(ProxyError::BadUpstream(base.clone())),
-        }
-    }
-    Ok(all)
+fn all_loopback(upstreams: &[&String]) -> Result<bool, ProxyError> {
+    upstreams
+        .iter()
+        .try_fold(true, |all, base| match loopback_base(base) {
+            Some(loopback) => Ok(all && loopback),
+            None => Err(ProxyError::BadUpstream((*base).clone())),
+        })
 }
 
 /// What every request handler shares.
@@ -252,11 +250,8 @@ impl Proxy {
             &config.upstream_openai,
             &config.upstream_gemini,
         ];
-        let mut upstreams: [String; 4] = Default::default();
-        for (slot, base) in upstreams.iter_mut().zip(bases) {
-            *slot = base.trim_end_matches('/').to_owned();
-        }
-        let all_loopback = all_loopback(&upstreams)?;
+        let all_loopback = all_loopback(&bases)?;
+        let upstreams = bases.map(|base| base.trim_end_matches('/').to_owned());
         let build = |idle: usize| {
             let mut builder = reqwest::Client::builder()
                 .connect_timeout(config.connect_timeout)
@@ -445,7 +440,10 @@ mod tests {
 
     #[test]
     fn the_environments_proxy_is_ignored_only_when_every_upstream_is_local() {
-        let of = |v: &[&str]| all_loopback(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        let of = |v: &[&str]| {
+            let owned: Vec<String> = v.iter().map(|s| (*s).to_owned()).collect();
+            all_loopback(&owned.iter().collect::<Vec<_>>())
+        };
         assert!(matches!(
             of(&["http://127.0.0.1:1", "http://localhost:2"]),
             Ok(true)

@@ -231,8 +231,6 @@ struct State {
     client_gone: AtomicUsize,
     /// Streams sent to the end.
     finished: AtomicUsize,
-    /// Requests whose body never arrived whole (the connection closed mid-body).
-    incomplete: AtomicUsize,
     /// Every `encrypted_content` a recorded or served response carried (Responses).
     known_encrypted: Mutex<HashSet<String>>,
     /// The `x-mock-reject-once` texts already answered with their 400.
@@ -502,7 +500,6 @@ impl Mock {
             release: Semaphore::new(0),
             client_gone: AtomicUsize::new(0),
             finished: AtomicUsize::new(0),
-            incomplete: AtomicUsize::new(0),
             known_encrypted: Mutex::new(known_encrypted),
             rejected_once: Mutex::new(HashSet::new()),
         });
@@ -576,11 +573,6 @@ impl Mock {
     /// Streams sent to the end.
     pub fn streams_finished(&self) -> usize {
         self.state.finished.load(Ordering::SeqCst)
-    }
-
-    /// Requests whose body never arrived whole: the connection closed mid-body.
-    pub fn incomplete(&self) -> usize {
-        self.state.incomplete.load(Ordering::SeqCst)
     }
 }
 
@@ -791,15 +783,14 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
         })
         .collect();
     let gzipped = header(&req, "content-encoding") == Some("gzip");
-    // A request is received when its body is: one whose connection closed mid-body (a
-    // request the proxy sent ahead and withdrew) never reached the API, and is only counted.
+    // A request is received when its body is: one whose connection closed mid-body never
+    // reached the API.
     let link = header(&req, "x-mock-link-mbps").and_then(|v| v.parse::<f64>().ok());
     let read = match link {
         Some(mbps) => paced(req.into_body(), mbps).await,
         None => req.into_body().collect().await.map(|b| b.to_bytes()),
     };
     let Ok(body) = read else {
-        st.incomplete.fetch_add(1, Ordering::SeqCst);
         return error("could not read the body".to_owned());
     };
     st.headers.lock().expect("lock").push(headers);
