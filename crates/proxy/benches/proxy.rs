@@ -456,7 +456,14 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (label, size, runs) in [("10 KB", 10_000usize, 400usize), ("1 MB", 1_000_000, 100)] {
+    // `TURNKEEPER_BENCH_LATENCY_RUNS=N`: N requests of 1 MB (and 4 N of 10 KB) instead of 100,
+    // for comparisons finer than the run-to-run spread of 100.
+    let n = std::env::var("TURNKEEPER_BENCH_LATENCY_RUNS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(100);
+    for (label, size, runs) in [("10 KB", 10_000usize, 4 * n), ("1 MB", 1_000_000, n)] {
         let (runs, warm) = if smoke { (3, 1) } else { (runs, 5) };
         let body = case.request_of_size(size);
         assert_forwarded_as_sent(mock, &proxy.url, path, &body, id).await;

@@ -38,8 +38,7 @@ enum Read {
     Failed(hyper::Error),
 }
 
-async fn read_bounded(mut body: Incoming, limit: usize, hint: Option<usize>) -> Read {
-    let mut buf = BytesMut::with_capacity(hint.unwrap_or(0).min(limit));
+async fn read_bounded(mut body: Incoming, limit: usize, mut buf: BytesMut) -> Read {
     let mut chunks: Vec<Bytes> = Vec::new();
     loop {
         match body.frame().await {
@@ -541,7 +540,9 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let raw = match read_bounded(body, state.config.max_body, hint).await {
+    let limit = state.config.max_body;
+    let buf = state.buffers.take(hint.unwrap_or(0).min(limit));
+    let raw = match read_bounded(body, limit, buf).await {
         Read::Whole(b) => b,
         Read::TooLarge(head, rest) => {
             state.metrics.inc(
@@ -626,6 +627,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
     }
     // What goes: the client's own bytes when nothing changed (encoded or not), else the
     // repaired body, decoded.
+    let kept = raw.clone();
     let (sent, decoded_sent) = if prepared.is_unchanged() {
         (raw, false)
     } else {
@@ -661,7 +663,11 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
     } else {
         None
     };
-    stream_back(state, label, resp, tee, extra)
+    let back = stream_back(state, label, resp, tee, extra);
+    // The body was sent: when nothing else holds it now, its buffer serves the next request.
+    drop(prepared);
+    state.buffers.give(kept);
+    back
 }
 
 /// A body over the limit: what was read, then the rest, streamed upstream unchanged.

@@ -40,6 +40,7 @@
 //! # }
 //! ```
 
+mod buffers;
 mod decode;
 mod family;
 mod forward;
@@ -223,6 +224,8 @@ pub(crate) struct State {
     pub(crate) fresh: reqwest::Client,
     pub(crate) turns: turns::Turns,
     pub(crate) metrics: Metrics,
+    /// Request-body buffers kept for the next request.
+    pub(crate) buffers: buffers::Buffers,
     next_id: AtomicU64,
 }
 
@@ -289,6 +292,7 @@ impl Proxy {
             fresh,
             turns,
             metrics: Metrics::default(),
+            buffers: buffers::Buffers::default(),
             next_id: AtomicU64::new(1),
         });
         let (stop, stopped) = watch::channel(false);
