@@ -180,6 +180,13 @@ pub fn check_as(body: &str, hint: FormatHint, opts: &Options<'_>) -> Result<Vec<
     if !format.is_transcript() {
         return Ok(turnkeeper_prevent::wire::check_wire(body, format, opts)?);
     }
+    // An export is checked as the session it holds, loaded once; one that does not load is
+    // read as a transcript, which says what is wrong with it (as it always has).
+    if format == Format::Opencode
+        && let Ok(findings) = turnkeeper_prevent::opencode::check_export_text(body, opts)
+    {
+        return Ok(findings);
+    }
     let t = read(body, FormatHint::Exactly(format))?;
     Ok(check(&t, opts))
 }

@@ -42,7 +42,7 @@ pub use turnkeeper_prevent::opencode::doctor::{
 };
 pub use turnkeeper_prevent::opencode::{
     ExportError, Family, NEXT_PROMPT, SWITCH_MODEL, SessionCheck, SessionFinding, Target,
-    check_export, next_turn_body, session_model, session_target,
+    check_export, check_export_text, next_turn_body, session_model, session_target,
 };
 
 use crate::Error;

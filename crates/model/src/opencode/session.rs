@@ -554,6 +554,28 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     })
 }
 
+/// Where in an export [`load_export`] found a record, from its [`Origin::Export`]: the entry's
+/// index and, for a part, the part's index in that entry (`[3].parts[2]` → `(3, Some(2))`,
+/// `.messages[3].info` → `(3, None)`). `None` for any other origin.
+pub fn export_place(origin: &Origin) -> Option<(usize, Option<usize>)> {
+    let Origin::Export(path) = origin else {
+        return None;
+    };
+    let rest = path.strip_prefix(".messages").unwrap_or(path);
+    let rest = rest.strip_prefix('[')?;
+    let (i, rest) = rest.split_once(']')?;
+    let i = i.parse().ok()?;
+    if rest == ".info" {
+        return Some((i, None));
+    }
+    let j = rest
+        .strip_prefix(".parts[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()?;
+    Some((i, Some(j)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,5 +645,43 @@ mod tests {
             }
         }
         assert_eq!(quick_read, 7, "the plain cases are read by the scanner");
+    }
+
+    /// Every message and part of a loaded export says where it was, in both export shapes.
+    #[test]
+    fn export_places_are_read_back_from_origins() {
+        let entries = r#"[{"info":{"id":"msg_b","sessionID":"ses_1","role":"user","time":{"created":2}},"parts":[{"id":"prt_2","type":"text","text":"b"},{"id":"prt_1","type":"text","text":"a"}]},{"info":{"id":"msg_a","sessionID":"ses_1","role":"user","time":{"created":1}},"parts":[]}]"#;
+        let document = format!(r#"{{"info":{{"id":"ses_1"}},"messages":{entries}}}"#);
+        for text in [entries.to_owned(), document] {
+            let s = load_export(&text, "t").expect("loads");
+            let places: Vec<_> = s
+                .messages
+                .iter()
+                .map(|m| {
+                    (
+                        export_place(&m.origin),
+                        m.parts
+                            .iter()
+                            .map(|p| export_place(&p.origin))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect();
+            // Messages by creation time, parts by id: the places are the export's own.
+            assert_eq!(
+                places,
+                vec![
+                    (Some((1, None)), vec![]),
+                    (
+                        Some((0, None)),
+                        vec![Some((0, Some(1))), Some((0, Some(0)))]
+                    ),
+                ],
+                "{text}"
+            );
+        }
+        assert_eq!(export_place(&Origin::Export("[1].parts".into())), None);
+        assert_eq!(export_place(&Origin::Export("[x].info".into())), None);
+        assert_eq!(export_place(&Origin::File("a".into())), None);
     }
 }

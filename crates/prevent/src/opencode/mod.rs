@@ -24,7 +24,7 @@ use serde::Serialize;
 use turnkeeper_model::opencode::convert::{
     AnthropicOptions, AnthropicRequest, ThinkingMode, to_anthropic_request,
 };
-use turnkeeper_model::opencode::session::{Session, load_export};
+use turnkeeper_model::opencode::session::{Session, export_place, load_export};
 use turnkeeper_model::opencode::types::MessageInfo;
 use turnkeeper_model::{
     Draft, DraftBlock, Format, FormatHint, ModelError, NewBlock, Role, Transcript, read,
@@ -448,30 +448,48 @@ pub enum ExportError {
     Convert(#[from] ModelError),
 }
 
-/// Checks an OpenCode export read as a [`Transcript`] (an `opencode export` document or a bare
-/// `[{info, parts}]` array): paths in the findings point into the export (`[3].parts[2]`, or
-/// `messages[3].parts[2]`), found again by message and part id.
+/// Checks an OpenCode export read as a [`Transcript`]: [`check_export_text`] of its text (the
+/// reading is not needed; it is taken for the callers that have one).
+///
+/// # Errors
+/// As [`check_export_text`].
+pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Result<Vec<Finding>, ExportError> {
+    check_export_text(t.src, opts)
+}
+
+/// Checks an OpenCode export (an `opencode export` document or a bare `[{info, parts}]`
+/// array) as the request OpenCode would send: the export is loaded once, and paths in the
+/// findings point into it (`[3].parts[2]`, or `messages[3].parts[2]`), found from where the
+/// loader read each message and part.
 ///
 /// # Errors
 /// When the export cannot be loaded or converted: never "no findings" for what was not checked.
-pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Result<Vec<Finding>, ExportError> {
-    let session = load_export(t.src, "export")?;
+pub fn check_export_text(src: &str, opts: &Options<'_>) -> Result<Vec<Finding>, ExportError> {
+    let session = load_export(src, "export")?;
     let checked = check_session(&session, opts)?;
     if checked.findings.is_empty() {
         return Ok(Vec::new());
     }
-    let mut where_part: HashMap<(String, String), (usize, usize)> = HashMap::new();
-    let mut where_msg: HashMap<String, usize> = HashMap::new();
-    for (i, m) in t.messages.iter().enumerate() {
-        let Some(id) = m.id.map(|x| x.decode(t.src).into_owned()) else {
+    let document = session.raw_info.is_some();
+    let message_path = |i: usize| {
+        if document {
+            format!("messages[{i}]")
+        } else {
+            format!("[{i}]")
+        }
+    };
+    let mut where_part: HashMap<(&str, &str), (usize, usize)> = HashMap::new();
+    let mut where_msg: HashMap<&str, usize> = HashMap::new();
+    for m in &session.messages {
+        let Some((i, _)) = export_place(&m.origin) else {
             continue;
         };
-        for (j, b) in t.blocks_of(i).iter().enumerate() {
-            if let Some(p) = b.part_id {
-                where_part.insert((id.clone(), p.decode(t.src).into_owned()), (i, j));
+        for p in &m.parts {
+            if let Some((_, Some(j))) = export_place(&p.origin) {
+                where_part.insert((m.id.as_str(), p.id.as_str()), (i, j));
             }
         }
-        where_msg.insert(id, i);
+        where_msg.insert(m.id.as_str(), i);
     }
     Ok(checked
         .findings
@@ -480,22 +498,22 @@ pub fn check_export(t: &Transcript<'_>, opts: &Options<'_>) -> Result<Vec<Findin
             let mut f = sf.finding;
             let part = sf
                 .message_id
-                .clone()
-                .zip(sf.part_id.clone())
+                .as_deref()
+                .zip(sf.part_id.as_deref())
                 .and_then(|k| where_part.get(&k).copied());
             let msg = sf
                 .message_id
-                .as_ref()
+                .as_deref()
                 .and_then(|m| where_msg.get(m).copied());
             let converted = f.path.clone();
             match (part, msg) {
                 (Some((i, j)), _) => {
-                    f.path = t.block_path(i, j);
+                    f.path = format!("{}.parts[{j}]", message_path(i));
                     f.message_index = Some(i);
                     f.block_index = Some(j);
                 }
                 (None, Some(i)) => {
-                    f.path = t.message_path(i);
+                    f.path = message_path(i);
                     f.message_index = Some(i);
                     f.block_index = None;
                 }
