@@ -24,6 +24,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// With the `mimalloc` feature, mimalloc allocates for the whole process.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Keep LLM conversation transcripts valid for the provider APIs that check them.
 #[derive(Parser, Debug)]
 #[command(name = "turnkeeper", version, about, long_about = None)]

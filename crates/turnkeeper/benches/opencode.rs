@@ -52,6 +52,13 @@ fn exports() -> Vec<(String, String)> {
         .map(|spec| {
             let w = Workload::build(spec, &thinking);
             let export = workload::to_opencode_export(&w.json, spec.damaged);
+            // `TURNKEEPER_BENCH_DUMP=DIR`: each export is also written there, for the process
+            // bench and profilers (`DIR/<workload>.export.json`).
+            if let Ok(dir) = std::env::var("TURNKEEPER_BENCH_DUMP") {
+                let path = std::path::Path::new(&dir).join(format!("{}.export.json", w.name()));
+                std::fs::create_dir_all(&dir).expect("creating the dump directory");
+                std::fs::write(&path, &export).expect("writing the export");
+            }
             let errors = check_str(&export, &opts)
                 .expect("the export reads")
                 .into_iter()
