@@ -48,7 +48,7 @@ COMMANDS:
     verify    Everything CI checks, step by step; stops at the first failure, names the step and
               prints the exact command that reproduces it alone. Steps:
                 fmt          cargo fmt --all -- --check
-                clippy       cargo clippy --workspace --all-targets -- -D warnings
+                clippy       cargo clippy --workspace --all-targets --features turnkeeper-cli/mimalloc -- -D warnings
                 test         PROPTEST_CASES=64 cargo test --workspace --no-fail-fast
                              (unit, integration and doc tests; corpus_* replays included;
                              any test marked `ignore` fails the step: the house forbids them)
