@@ -185,6 +185,27 @@ fn with_signature(line: &str, value: &str) -> String {
     format!("{}{value}{}", &line[..k], &line[j + 1..])
 }
 
+/// Cuts the last byte off the signature of the first signed assistant line, as a store that
+/// persisted it short leaves it (openclaw PR #97019): padded base64 whose length is no longer a
+/// multiple of 4, or a reasoning item's JSON without its closing brace.
+fn cut_signature(t: &str) -> String {
+    let mut l = lines_of(t);
+    let i = index_of(t, "\"thinkingSignature\"", 0);
+    let key = "\"thinkingSignature\":\"";
+    let k = l[i].find(key).expect("a signed thinking block") + key.len();
+    let b = l[i].as_bytes();
+    let mut j = k;
+    while b[j] != b'"' {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    assert!(
+        j > k && b[j - 1] != b'\\',
+        "a signature that ends in a plain byte"
+    );
+    l[i].remove(j - 1);
+    join(&l)
+}
+
 /// Replaces the signature of the first signed assistant line.
 fn resign(t: &str, value: &str) -> String {
     let mut l = lines_of(t);
@@ -252,6 +273,7 @@ const MUTATORS: &[Mutator] = &[
         |_| vec!["store"],
     ),
     ("a hollowed signature", |t, _| resign(t, "\"\""), sig_rule),
+    ("a signature cut short", |t, _| cut_signature(t), sig_rule),
     (
         "a signature of the other provider",
         |t, f| {

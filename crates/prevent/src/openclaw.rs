@@ -13,10 +13,12 @@
 //! - AN-08 / AN-10: a `toolCall` with no `toolResult` after it on the branch, a `toolResult`
 //!   answering no call of the branch (its call on another branch, after `/tree` navigation);
 //! - signatures, by the current model's provider, on the messages that provider wrote (openclaw
-//!   converts another provider's thinking before sending it): for Anthropic (AN-23) a
-//!   `thinkingSignature` that is empty, not base64 (`len % 4`, openclaw PR #97019) or the JSON of
-//!   an OpenAI reasoning item; for OpenAI Responses (OR-04) one that is empty, not the JSON of a
-//!   reasoning item, or whose `encrypted_content` OpenAI did not write.
+//!   converts another provider's thinking before sending it), judged by the rule files
+//!   themselves: for Anthropic, AN-23's judgement of a signature (empty, a Gemini dummy, not
+//!   base64 such as the JSON of an OpenAI reasoning item), and a signature cut short when it was
+//!   stored (`len % 4`, openclaw PR #97019); for OpenAI Responses (OR-04) one that is empty, not
+//!   the JSON of a reasoning item (store format, read here), or whose `encrypted_content`
+//!   OR-04's test says OpenAI did not write.
 //!
 //! Other providers' rules are not known here: nothing about their signatures is reported (a
 //! finding on a valid session is worse than a miss). A thinking block is never edited: it stays
@@ -29,6 +31,7 @@ use turnkeeper_model::edit::object;
 use turnkeeper_model::openclaw::Session;
 
 use crate::claude_code::{Judged, LineFinding};
+use crate::rules::an23_signatures::thinking_signature_problem;
 use crate::rules::or04_foreign_encrypted::openai_form;
 use crate::{Finding, RuleId, Severity};
 
@@ -122,12 +125,6 @@ pub struct SessionCheck {
     pub branch: Vec<usize>,
 }
 
-fn base64ish(s: &str) -> bool {
-    s.len().is_multiple_of(4)
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
-}
-
 /// Why an OpenAI `thinkingSignature` cannot be replayed, if it cannot.
 fn openai_signature_problem(sig: &str) -> Option<String> {
     if sig.is_empty() {
@@ -154,21 +151,31 @@ fn openai_signature_problem(sig: &str) -> Option<String> {
     }
 }
 
-/// Why an Anthropic `thinkingSignature` can never verify, if it cannot.
+/// Why an Anthropic `thinkingSignature` can never verify, if it cannot: AN-23's judgement of a
+/// signature ([`thinking_signature_problem`]), with what is known of how openclaw came to store
+/// it; and one more thing a wire body never showed but openclaw's store does: a signature cut
+/// short when it was persisted, whose length is not a multiple of 4 (padded base64: every one of
+/// the 390 signed blocks in `../shared/real-traffic` has such a length; openclaw PR #97019 found
+/// 20 cut in 2,979 persisted ones).
 fn anthropic_signature_problem(sig: &str) -> Option<String> {
-    if sig.is_empty() {
-        Some("an empty thinkingSignature (Bedrock, openclaw#45010): \"Invalid `signature` in `thinking` block\"".into())
-    } else if sig.starts_with('{') {
-        Some("a thinkingSignature that is an OpenAI reasoning item's JSON, another provider's: \"Invalid `signature` in `thinking` block\"".into())
-    } else if !base64ish(sig) {
-        Some(format!(
-            "a malformed thinkingSignature (not base64: length {} % 4 = {}, openclaw PR #97019): \"Invalid `signature` in `thinking` block\"",
-            sig.len(),
-            sig.len() % 4
-        ))
-    } else {
-        None
+    let trimmed = sig.trim();
+    if let Some(why) = thinking_signature_problem(sig) {
+        let how = if trimmed.is_empty() {
+            " (stored so by Bedrock, openclaw#45010)"
+        } else if trimmed.starts_with('{') {
+            " (an OpenAI reasoning item's JSON: another provider's)"
+        } else {
+            ""
+        };
+        return Some(format!("{why}{how}"));
     }
+    (!trimmed.len().is_multiple_of(4)).then(|| {
+        format!(
+            "a malformed thinkingSignature, cut short when it was stored (base64 of length {} % 4 = {}, openclaw PR #97019): \"Invalid `signature` in `thinking` block\"",
+            trimmed.len(),
+            trimmed.len() % 4
+        )
+    })
 }
 
 /// True when a leftover `partialJson` holds a raw control character inside a string literal.

@@ -31,6 +31,29 @@ use crate::fix::Fixer;
 use crate::id::RuleId;
 use crate::rules::common::{has_thinking, signature_provenance};
 
+/// Why a thinking block's signature with this provenance can never verify; `None` when it may
+/// (whether a plausible one does, only the provider can say).
+fn thinking_problem(provenance: Provenance) -> Option<&'static str> {
+    match provenance {
+        Provenance::Plausible => None,
+        Provenance::Empty => Some(
+            "a thinking block with an empty signature: \"Invalid `signature` in `thinking` block\"",
+        ),
+        Provenance::Sentinel => Some(
+            "a thinking block carrying a Gemini dummy signature, which the Anthropic API rejects",
+        ),
+        Provenance::Malformed => {
+            Some("a thinking block whose signature is not a provider signature")
+        }
+    }
+}
+
+/// What this rule says of a thinking block's signature given as text (a session store's copy,
+/// such as openclaw's `thinkingSignature`): why it can never verify, or `None`.
+pub(crate) fn thinking_signature_problem(sig: &str) -> Option<&'static str> {
+    thinking_problem(turnkeeper_guard::provenance(Some(sig)))
+}
+
 /// Removes thinking blocks whose signature can never verify.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let latest = (0..f.len()).rev().find(|&k| f.role(k) == Role::Assistant);
@@ -44,18 +67,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
             let problem = match b.kind() {
                 // A missing `signature` field is a schema error (AN-06).
                 BlockKind::Thinking if !b.block.has_signature_key => None,
-                BlockKind::Thinking => match signature_provenance(&b) {
-                    Provenance::Plausible => None,
-                    Provenance::Empty => Some(
-                        "a thinking block with an empty signature: \"Invalid `signature` in `thinking` block\"",
-                    ),
-                    Provenance::Sentinel => Some(
-                        "a thinking block carrying a Gemini dummy signature, which the Anthropic API rejects",
-                    ),
-                    Provenance::Malformed => {
-                        Some("a thinking block whose signature is not a provider signature")
-                    }
-                },
+                BlockKind::Thinking => thinking_problem(signature_provenance(&b)),
                 BlockKind::RedactedThinking => match signature_provenance(&b) {
                     Provenance::Plausible => None,
                     _ => Some(
