@@ -15,6 +15,10 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use napi::Env;
+
+/// mimalloc allocates for the addon's Rust code (JavaScript's heap is V8's own): see Cargo.toml.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use napi::bindgen_prelude::{Buffer, ClassInstance, Either, JsValue, Object, Undefined};
 use napi_derive::napi;
 use serde_json::{Value, json};
