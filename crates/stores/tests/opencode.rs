@@ -339,7 +339,7 @@ fn conversion_follows_the_ten_rules() {
         .iter()
         .flat_map(|m| &m.content)
         .filter_map(|p| match &p.content {
-            ModelContent::Text { text, .. } => Some(text.as_str()),
+            ModelContent::Text { text, .. } => Some(*text),
             _ => None,
         })
         .collect();
@@ -354,7 +354,7 @@ fn conversion_follows_the_ten_rules() {
         .iter()
         .flat_map(|m| &m.content)
         .filter_map(|p| match &p.content {
-            ModelContent::File { media_type, .. } => Some(media_type.as_str()),
+            ModelContent::File { media_type, .. } => Some(*media_type),
             _ => None,
         })
         .collect();
@@ -372,7 +372,7 @@ fn conversion_follows_the_ten_rules() {
                 call_id,
                 output: ToolOutput::ErrorText(e),
                 ..
-            } if e == "[Tool execution was interrupted]" => Some(call_id.as_str()),
+            } if *e == "[Tool execution was interrupted]" => Some(*call_id),
             _ => None,
         })
         .collect();

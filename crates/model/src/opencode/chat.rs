@@ -103,7 +103,7 @@ pub fn to_chat_request(session: &Session, model: &str, interleaved: Interleaved)
                     _ => Value::Array(content),
                 };
                 messages.push(json!({"role": "user", "content": content}));
-                message_ids.push(Some(mm.message_id.clone()));
+                message_ids.push(Some(mm.message_id.to_owned()));
                 parts.push(Vec::new());
             }
             ModelRole::Assistant => {
@@ -150,7 +150,7 @@ pub fn to_chat_request(session: &Session, model: &str, interleaved: Interleaved)
                     m.insert("tool_calls".into(), Value::Array(calls));
                 }
                 messages.push(Value::Object(m));
-                message_ids.push(Some(mm.message_id.clone()));
+                message_ids.push(Some(mm.message_id.to_owned()));
                 parts.push(origins);
             }
             ModelRole::Tool => {
@@ -167,7 +167,7 @@ pub fn to_chat_request(session: &Session, model: &str, interleaved: Interleaved)
                             "tool_call_id": call_id,
                             "content": text,
                         }));
-                        message_ids.push(Some(mm.message_id.clone()));
+                        message_ids.push(Some(mm.message_id.to_owned()));
                         parts.push(vec![p.origin.clone()]);
                     }
                 }

@@ -69,82 +69,83 @@ pub enum ModelRole {
     Tool,
 }
 
-/// Output of a tool result.
+/// Output of a tool result, borrowed from the session (or one of the conversion's own texts).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolOutput {
+pub enum ToolOutput<'a> {
     /// The tool's output text.
-    Text(String),
+    Text(&'a str),
     /// An error text (`is_error` on the wire).
-    ErrorText(String),
+    ErrorText(&'a str),
 }
 
-/// The content of one model part.
+/// The content of one model part, borrowed from the session it was converted from.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum ModelContent {
+pub enum ModelContent<'a> {
     /// Text.
     Text {
         /// The text.
-        text: String,
+        text: &'a str,
         /// Provider metadata replayed with it.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<&'a Value>,
     },
     /// A file (user messages).
     File {
         /// `data:`, `http(s):` or `file:` URL.
-        url: String,
+        url: &'a str,
         /// MIME type.
-        media_type: String,
+        media_type: &'a str,
         /// File name.
-        filename: Option<String>,
+        filename: Option<&'a str>,
     },
     /// Reasoning.
     Reasoning {
         /// The reasoning text.
-        text: String,
+        text: &'a str,
         /// Provider metadata (carries the Anthropic signature).
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<&'a Value>,
     },
     /// A tool call.
     ToolCall {
         /// Call id.
-        call_id: String,
+        call_id: &'a str,
         /// Tool name.
-        tool_name: String,
+        tool_name: &'a str,
         /// The input as compact JSON text, key order and number spelling kept.
         input: String,
         /// Provider metadata of the call.
-        provider_metadata: Option<Value>,
+        provider_metadata: Option<&'a Value>,
     },
     /// A tool result.
     ToolResult {
         /// Call id.
-        call_id: String,
+        call_id: &'a str,
         /// Tool name.
-        tool_name: String,
+        tool_name: &'a str,
         /// The output.
-        output: ToolOutput,
+        output: ToolOutput<'a>,
     },
 }
 
 /// One part of a model message, with the OpenCode part it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ModelPart {
+pub struct ModelPart<'a> {
     /// Where it came from.
     pub origin: PartRef,
     /// What it is.
-    pub content: ModelContent,
+    pub content: ModelContent<'a>,
 }
 
-/// A model message (the AI SDK's `ModelMessage`).
+/// A model message (the AI SDK's `ModelMessage`), borrowing the session's texts: converting
+/// copies none of them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ModelMessage {
+pub struct ModelMessage<'a> {
     /// Role.
     pub role: ModelRole,
     /// Parts.
-    pub content: Vec<ModelPart>,
+    pub content: Vec<ModelPart<'a>>,
     /// The OpenCode message it came from.
-    pub message_id: String,
+    pub message_id: &'a str,
 }
 
 /// What a conversion note reports.
@@ -197,7 +198,7 @@ pub struct ModelOptions {
 }
 
 /// Converts a session to model messages with default options (all metadata kept).
-pub fn to_model_messages(session: &Session) -> Vec<ModelMessage> {
+pub fn to_model_messages(session: &Session) -> Vec<ModelMessage<'_>> {
     to_model_messages_with(session, &ModelOptions::default()).0
 }
 
@@ -229,10 +230,10 @@ fn same_model(target: &str, info: &MessageInfo) -> bool {
 /// part other than `step-start`/`reasoning`. Each assistant message is then split at
 /// `step-start` into one assistant message per step, each followed by a tool message holding
 /// that step's results (AI SDK `convertToModelMessages`).
-pub fn to_model_messages_with(
-    session: &Session,
+pub fn to_model_messages_with<'s>(
+    session: &'s Session,
     options: &ModelOptions,
-) -> (Vec<ModelMessage>, Vec<ConversionNote>) {
+) -> (Vec<ModelMessage<'s>>, Vec<ConversionNote>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
     let note =
@@ -255,24 +256,24 @@ pub fn to_model_messages_with(
                     let origin = PartRef::of(m, p);
                     let c = match &p.typed {
                         Part::Text(t) if t.ignored != Some(true) => ModelContent::Text {
-                            text: t.text.clone(),
+                            text: &t.text,
                             provider_metadata: None,
                         },
                         Part::File(f)
                             if f.mime != "text/plain" && f.mime != "application/x-directory" =>
                         {
                             ModelContent::File {
-                                url: f.url.clone(),
-                                media_type: f.mime.clone(),
-                                filename: f.filename.clone(),
+                                url: &f.url,
+                                media_type: &f.mime,
+                                filename: f.filename.as_deref(),
                             }
                         }
                         Part::Compaction(_) => ModelContent::Text {
-                            text: COMPACTION_PROMPT.to_owned(),
+                            text: COMPACTION_PROMPT,
                             provider_metadata: None,
                         },
                         Part::Subtask(_) => ModelContent::Text {
-                            text: SUBTASK_PROMPT.to_owned(),
+                            text: SUBTASK_PROMPT,
                             provider_metadata: None,
                         },
                         _ => continue,
@@ -286,7 +287,7 @@ pub fn to_model_messages_with(
                 out.push(ModelMessage {
                     role: ModelRole::User,
                     content,
-                    message_id: m.id.clone(),
+                    message_id: &m.id,
                 });
             }
             MessageInfo::Assistant(a) => {
@@ -298,9 +299,9 @@ pub fn to_model_messages_with(
                     .target_model
                     .as_deref()
                     .is_none_or(|t| same_model(t, &m.typed));
-                let meta = |v: &Option<Value>, notes: &mut Vec<ConversionNote>, p| {
+                let meta = |v: &'s Option<Value>, notes: &mut Vec<ConversionNote>, p| {
                     if keep_meta {
-                        v.clone()
+                        v.as_ref()
                     } else {
                         if v.is_some() {
                             note(notes, NoteKind::MetadataDroppedOtherModel, m, Some(p));
@@ -309,24 +310,24 @@ pub fn to_model_messages_with(
                     }
                 };
                 let before = out.len();
-                let mut step: Vec<ModelPart> = Vec::new();
-                let mut results: Vec<ModelPart> = Vec::new();
-                let mut attachments: Vec<ModelPart> = Vec::new();
-                let flush = |out: &mut Vec<ModelMessage>,
-                             step: &mut Vec<ModelPart>,
-                             results: &mut Vec<ModelPart>| {
+                let mut step: Vec<ModelPart<'s>> = Vec::new();
+                let mut results: Vec<ModelPart<'s>> = Vec::new();
+                let mut attachments: Vec<ModelPart<'s>> = Vec::new();
+                let flush = |out: &mut Vec<ModelMessage<'s>>,
+                             step: &mut Vec<ModelPart<'s>>,
+                             results: &mut Vec<ModelPart<'s>>| {
                     if !step.is_empty() {
                         out.push(ModelMessage {
                             role: ModelRole::Assistant,
                             content: std::mem::take(step),
-                            message_id: m.id.clone(),
+                            message_id: &m.id,
                         });
                     }
                     if !results.is_empty() {
                         out.push(ModelMessage {
                             role: ModelRole::Tool,
                             content: std::mem::take(results),
-                            message_id: m.id.clone(),
+                            message_id: &m.id,
                         });
                     }
                 };
@@ -337,14 +338,14 @@ pub fn to_model_messages_with(
                         Part::Text(t) => step.push(ModelPart {
                             origin,
                             content: ModelContent::Text {
-                                text: t.text.clone(),
+                                text: &t.text,
                                 provider_metadata: meta(&t.metadata, &mut notes, p),
                             },
                         }),
                         Part::Reasoning(r) => step.push(ModelPart {
                             origin,
                             content: ModelContent::Reasoning {
-                                text: r.text.clone(),
+                                text: &r.text,
                                 provider_metadata: meta(&r.metadata, &mut notes, p),
                             },
                         }),
@@ -356,8 +357,8 @@ pub fn to_model_messages_with(
                             step.push(ModelPart {
                                 origin: origin.clone(),
                                 content: ModelContent::ToolCall {
-                                    call_id: t.call_id.clone(),
-                                    tool_name: t.tool.clone(),
+                                    call_id: &t.call_id,
+                                    tool_name: &t.tool,
                                     input,
                                     provider_metadata: meta(&t.metadata, &mut notes, p),
                                 },
@@ -375,22 +376,22 @@ pub fn to_model_messages_with(
                                     let compacted =
                                         c.time.as_ref().is_some_and(|t| t.compacted.is_some());
                                     ToolOutput::Text(if compacted {
-                                        COMPACTED_OUTPUT.to_owned()
+                                        COMPACTED_OUTPUT
                                     } else {
-                                        c.output.clone()
+                                        &c.output
                                     })
                                 }
-                                ToolState::Error(e) => ToolOutput::ErrorText(e.error.clone()),
+                                ToolState::Error(e) => ToolOutput::ErrorText(&e.error),
                                 _ => {
                                     note(&mut notes, NoteKind::ToolInterrupted, m, Some(p));
-                                    ToolOutput::ErrorText(INTERRUPTED_TOOL.to_owned())
+                                    ToolOutput::ErrorText(INTERRUPTED_TOOL)
                                 }
                             };
                             results.push(ModelPart {
                                 origin,
                                 content: ModelContent::ToolResult {
-                                    call_id: t.call_id.clone(),
-                                    tool_name: t.tool.clone(),
+                                    call_id: &t.call_id,
+                                    tool_name: &t.tool,
                                     output,
                                 },
                             });
@@ -406,7 +407,7 @@ pub fn to_model_messages_with(
                     let mut content = vec![ModelPart {
                         origin: first.origin.clone(),
                         content: ModelContent::Text {
-                            text: ATTACHMENTS_HEADER.to_owned(),
+                            text: ATTACHMENTS_HEADER,
                             provider_metadata: None,
                         },
                     }];
@@ -414,7 +415,7 @@ pub fn to_model_messages_with(
                     out.push(ModelMessage {
                         role: ModelRole::User,
                         content,
-                        message_id: m.id.clone(),
+                        message_id: &m.id,
                     });
                 }
             }
@@ -426,16 +427,13 @@ pub fn to_model_messages_with(
     (out, notes)
 }
 
-fn attachment(value: &Value) -> Option<ModelContent> {
+fn attachment(value: &Value) -> Option<ModelContent<'_>> {
     let mime = value.get("mime")?.as_str()?;
     let url = value.get("url")?.as_str()?;
     Some(ModelContent::File {
-        url: url.to_owned(),
-        media_type: mime.to_owned(),
-        filename: value
-            .get("filename")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        url,
+        media_type: mime,
+        filename: value.get("filename").and_then(Value::as_str),
     })
 }
 
@@ -845,7 +843,7 @@ fn target_model(session: &Session, model: Option<&str>) -> Option<String> {
     })
 }
 
-fn file_block(url: &str, media_type: &str, filename: Option<&String>) -> Option<Block<'static>> {
+fn file_block(url: &str, media_type: &str, filename: Option<&str>) -> Option<Block<'static>> {
     let kind = if media_type.starts_with("image/") {
         "image"
     } else if media_type == "application/pdf" {
@@ -878,7 +876,7 @@ fn file_block(url: &str, media_type: &str, filename: Option<&String>) -> Option<
         kind,
         source,
         title: if kind == "document" {
-            filename.cloned()
+            filename.map(str::to_owned)
         } else {
             None
         },
@@ -945,7 +943,7 @@ pub fn to_anthropic_request(
                     url,
                     media_type,
                     filename,
-                } => match file_block(url, media_type, filename.as_ref()) {
+                } => match file_block(url, media_type, *filename) {
                     Some(b) => b,
                     None => {
                         note(&mut notes, NoteKind::FileDropped, &origin, true);
@@ -956,8 +954,8 @@ pub fn to_anthropic_request(
                     text,
                     provider_metadata,
                 } => {
-                    let signature = anthropic_meta(provider_metadata.as_ref(), "signature");
-                    let redacted = anthropic_meta(provider_metadata.as_ref(), "redactedData");
+                    let signature = anthropic_meta(*provider_metadata, "signature");
+                    let redacted = anthropic_meta(*provider_metadata, "redactedData");
                     match (signature, redacted) {
                         (Some(sig), _) => Block::Thinking {
                             kind: "thinking",
@@ -1004,8 +1002,8 @@ pub fn to_anthropic_request(
                     call_id, output, ..
                 } => {
                     let (content, is_error) = match output {
-                        ToolOutput::Text(t) => (t.as_str(), None),
-                        ToolOutput::ErrorText(t) => (t.as_str(), Some(true)),
+                        ToolOutput::Text(t) => (*t, None),
+                        ToolOutput::ErrorText(t) => (*t, Some(true)),
                     };
                     Block::ToolResult {
                         kind: "tool_result",
@@ -1026,7 +1024,7 @@ pub fn to_anthropic_request(
         if blocks.is_empty() && options.opencode_filter && filtered == mm.content.len() {
             notes.push(ConversionNote {
                 kind: NoteKind::EmptyMessageDropped,
-                message_id: mm.message_id.clone(),
+                message_id: mm.message_id.to_owned(),
                 part_id: None,
             });
             continue;
