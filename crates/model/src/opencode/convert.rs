@@ -1029,7 +1029,7 @@ pub fn to_anthropic_request(
             });
             continue;
         }
-        converted.push((role, &mm.message_id, blocks));
+        converted.push((role, mm.message_id, blocks));
     }
 
     // Group consecutive same-role messages (AI SDK groupIntoBlocks).
