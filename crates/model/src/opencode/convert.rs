@@ -582,15 +582,17 @@ struct Body<'a> {
 /// text, and serde_json's escaping, a byte at a time, was a sixth of checking a session.
 impl Body<'_> {
     fn to_json(&self) -> String {
-        // Sized once (the text, plus a sixteenth for escapes and a little per block), not
-        // grown by doubling: a megabyte body was copied and faulted in again at each step.
+        // Sized once, not grown by doubling (a megabyte body was copied and faulted in again at
+        // each step): the text twice over, for its escapes, and a little per block. Code and
+        // logs escape far more than a sixteenth (a 1 MB export of tool output outgrew that and
+        // was copied once more, dhat); capacity never written is never faulted in.
         let text: usize = self
             .messages
             .iter()
             .flat_map(|m| &m.content)
             .map(|b| b.text_len() + 64)
             .sum();
-        let mut out = String::with_capacity(256 + text + text / 16);
+        let mut out = String::with_capacity(256 + 2 * text);
         out.push('{');
         if let Some(model) = self.model {
             out.push_str("\"model\":");
