@@ -631,6 +631,8 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
     let (sent, decoded_sent) = if prepared.is_unchanged() {
         (raw, false)
     } else {
+        // Not sent: let it go now, so that its buffer can come back below.
+        drop(raw);
         (prepared.body.clone(), !encodings.is_empty())
     };
     let headers = upstream_headers(&parts, &prepared.betas, decoded_sent);
