@@ -161,7 +161,7 @@ fn anthropic_signature_problem(sig: &str) -> Option<String> {
     let trimmed = sig.trim();
     if let Some(why) = thinking_signature_problem(sig) {
         let how = if trimmed.is_empty() {
-            " (stored so by Bedrock, openclaw#45010)"
+            " (as openclaw stored Bedrock's thinking, openclaw#45010)"
         } else if trimmed.starts_with('{') {
             " (an OpenAI reasoning item's JSON: another provider's)"
         } else {
