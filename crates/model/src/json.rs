@@ -694,23 +694,67 @@ fn write_escaped(out: &mut String, s: &str, short_bf: bool) {
     out.push('"');
 }
 
+/// The first backslash in `bytes` at or after `pos` (or `bytes.len()`), eight bytes at a time.
+#[inline]
+fn find_backslash(bytes: &[u8], mut pos: usize) -> usize {
+    while pos + 8 <= bytes.len() {
+        let mut chunk = [0u8; 8];
+        chunk.copy_from_slice(&bytes[pos..pos + 8]);
+        let hit = has_zero_byte(u64::from_le_bytes(chunk) ^ (LO * b'\\' as u64));
+        if hit != 0 {
+            return pos + (hit.trailing_zeros() / 8) as usize;
+        }
+        pos += 8;
+    }
+    while let Some(&b) = bytes.get(pos) {
+        if b == b'\\' {
+            return pos;
+        }
+        pos += 1;
+    }
+    pos
+}
+
+/// The character a short escape stands for (`n` for `\n`, ...); `None` for `u` or anything else.
+#[inline]
+fn short_escape(b: Option<&u8>) -> Option<char> {
+    match b {
+        Some(b'n') => Some('\n'),
+        Some(b't') => Some('\t'),
+        Some(b'r') => Some('\r'),
+        Some(b'b') => Some('\u{8}'),
+        Some(b'f') => Some('\u{c}'),
+        Some(b'"') => Some('"'),
+        Some(b'\\') => Some('\\'),
+        Some(b'/') => Some('/'),
+        _ => None,
+    }
+}
+
 /// Decodes the raw contents of a JSON string the scanner has already validated. Lone surrogate
-/// escapes decode to U+FFFD.
+/// escapes decode to U+FFFD. The runs between escapes are found eight bytes at a time and
+/// copied whole; the short escapes (`\n`, `\"`, ...) are decoded on the spot, the others
+/// (`\u`) the long way.
 pub fn unescape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
-    while let Some(i) = rest.find('\\') {
+    loop {
+        let i = find_backslash(rest.as_bytes(), 0);
+        if i >= rest.len() {
+            break;
+        }
+        // `i` is at an ASCII byte, so both slices start and end on character boundaries.
         out.push_str(&rest[..i]);
         let esc = &rest[i + 1..];
+        if let Some(c) = short_escape(esc.as_bytes().first()) {
+            out.push(c);
+            rest = &esc[1..];
+            continue;
+        }
         let mut chars = esc.chars();
         let c = chars.next().unwrap_or('\\');
         let mut used = 1;
         match c {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            'b' => out.push('\u{8}'),
-            'f' => out.push('\u{c}'),
             'u' => {
                 let hi = esc
                     .get(1..5)
@@ -862,6 +906,38 @@ mod tests {
         let raw = r#"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\u0000 z"#;
         let want: String = serde_json::from_str(&format!("\"{raw}\"")).unwrap_or_default();
         assert_eq!(unescape(raw), want);
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text, written by serde_json (short escapes, `\u00xx` for other control
+        /// characters) and by hand in every escape form, decodes back to itself: escapes next to
+        /// each other, at either end, between multi-byte characters, across eight-byte words.
+        #[test]
+        fn unescape_decodes_what_serde_writes(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec!['a', 'z', ' ', '"', '\\', '/', '\n', '\t', '\r', '\u{8}', '\u{c}', '\u{1}', '\u{1f}', 'é', '😀', '\u{3000}']),
+                0..80,
+            ).prop_map(|v| v.into_iter().collect::<String>()),
+        ) {
+            let written = serde_json::to_string(&text).unwrap_or_default();
+            let inner = &written[1..written.len() - 1];
+            prop_assert_eq!(unescape(inner), text.clone());
+            // Every character as a `\u` escape (pairs for the astral plane), and `/` as `\/`.
+            let mut by_hand = String::new();
+            for c in text.chars() {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    by_hand.push_str(&format!("\\u{u:04x}"));
+                }
+                if c == '/' {
+                    by_hand.push_str("\\/");
+                }
+            }
+            let want: String = text.chars().flat_map(|c| if c == '/' { vec![c, c] } else { vec![c] }).collect();
+            prop_assert_eq!(unescape(&by_hand), want);
+        }
     }
 
     #[test]

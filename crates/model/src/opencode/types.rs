@@ -1114,6 +1114,13 @@ mod tests {
         r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"queued","input":{"a":1}}}"#,
         r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":"x","output":"y"}}"#,
         r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":7}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":"say \"hi\"\n\ttab \\ back\/slash \b\f\r é"}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":"esc \u001b[0m, pair \ud83d\ude00, \u00e9"}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":"lone \ud800 surrogate"}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":null}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"running","input":{},"output":null}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":["a"]}}"#,
+        r#"{"type":"tool","callID":"toolu_1","tool":"bash","state":{"status":"completed","output":""}}"#,
         r#"{"type":"reasoning","text":"t","metadata":{"anthropic":{"signature":"c2ln"}},"id":null}"#,
         r#"{"role":"user","id":"msg_1","sessionID":"ses_1","time":{"created":1}}"#,
         r#"{"role":"assistant","id":"msg_2","parentID":"msg_1"}"#,
@@ -1209,7 +1216,7 @@ mod tests {
             assert_eq!(fast.as_ref().ok(), slow.as_ref().ok(), "{text}");
             assert_eq!(fast.is_err(), slow.is_err(), "{text}");
         }
-        assert_eq!(checked, 7, "every tool state of RECORDS was compared");
+        assert_eq!(checked, 14, "every tool state of RECORDS was compared");
         // And whole tool parts: the one-pass reading, where it reads, is the ToolPart's.
         for json in RECORDS {
             let slow = serde_json::from_str::<ToolPart>(json);
