@@ -715,7 +715,7 @@ fn find_backslash(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// The character a short escape stands for (`n` for `\n`, ...); `None` for `u` or anything else.
+/// The character a short escape stands for (`n` for `\n`, ...); `None` for the others.
 #[inline]
 fn short_escape(b: Option<&u8>) -> Option<char> {
     match b {
@@ -724,9 +724,8 @@ fn short_escape(b: Option<&u8>) -> Option<char> {
         Some(b'r') => Some('\r'),
         Some(b'b') => Some('\u{8}'),
         Some(b'f') => Some('\u{c}'),
-        Some(b'"') => Some('"'),
-        Some(b'\\') => Some('\\'),
-        Some(b'/') => Some('/'),
+        // `\"`, `\\` and `\/` stand for the byte after the backslash, as any other escape
+        // does in the long way (which decodes them alike).
         _ => None,
     }
 }

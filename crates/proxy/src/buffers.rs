@@ -115,6 +115,45 @@ mod tests {
     }
 
     #[test]
+    fn a_body_of_a_few_megabytes_is_kept_up_to_the_bound() {
+        let pool = Buffers::default();
+        // What an agent sends late in a long session.
+        pool.give(BytesMut::zeroed(3_000_000).freeze());
+        pool.give(BytesMut::zeroed(MAX_KEPT).freeze());
+        assert_eq!(pool.len(), 2, "both kept, the second at the bound exactly");
+        assert_eq!(pool.take(MAX_KEPT).capacity(), MAX_KEPT);
+        assert_eq!(pool.take(3_000_000).capacity(), 3_000_000);
+    }
+
+    #[test]
+    fn a_request_of_unknown_size_gets_a_fresh_buffer() {
+        let pool = Buffers::default();
+        pool.give(BytesMut::zeroed(100).freeze());
+        // A chunked body says nothing of its size: no kept buffer is chosen for it.
+        assert_eq!(pool.take(0).capacity(), 0);
+        assert_eq!(pool.len(), 1);
+        // Nor for a body over the bound.
+        assert_eq!(pool.take(MAX_KEPT + 1).capacity(), MAX_KEPT + 1);
+        assert_eq!(pool.len(), 1);
+    }
+
+    #[test]
+    fn a_full_pool_keeps_its_buffers_against_one_no_larger() {
+        let pool = Buffers::default();
+        let mut kept = Vec::new();
+        for _ in 0..KEEP {
+            let b = BytesMut::zeroed(100).freeze();
+            kept.push(b.as_ptr());
+            pool.give(b);
+        }
+        pool.give(BytesMut::zeroed(100).freeze());
+        let mut now: Vec<_> = (0..KEEP).map(|_| pool.take(100).as_ptr()).collect();
+        kept.sort_unstable();
+        now.sort_unstable();
+        assert_eq!(now, kept, "the same buffers, none swapped for an equal one");
+    }
+
+    #[test]
     fn the_smallest_buffer_that_fits_is_taken() {
         let pool = Buffers::default();
         for n in [300, 100, 200] {
