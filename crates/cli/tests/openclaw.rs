@@ -175,14 +175,20 @@ fn index_of(t: &str, needle: &str, nth: usize) -> usize {
 /// `line` with the value of its first `thinkingSignature` replaced by `value` (a JSON string,
 /// quotes included).
 fn with_signature(line: &str, value: &str) -> String {
+    let (open, close) = signature_quotes(line);
+    format!("{}{value}{}", &line[..open], &line[close + 1..])
+}
+
+/// Where the value of the first `thinkingSignature` of `line` opens and closes: its quotes.
+fn signature_quotes(line: &str) -> (usize, usize) {
     let key = "\"thinkingSignature\":\"";
-    let k = line.find(key).expect("a signed thinking block") + key.len() - 1;
+    let open = line.find(key).expect("a signed thinking block") + key.len() - 1;
     let b = line.as_bytes();
-    let mut j = k + 1;
-    while b[j] != b'"' {
-        j += if b[j] == b'\\' { 2 } else { 1 };
+    let mut close = open + 1;
+    while b[close] != b'"' {
+        close += if b[close] == b'\\' { 2 } else { 1 };
     }
-    format!("{}{value}{}", &line[..k], &line[j + 1..])
+    (open, close)
 }
 
 /// Cuts the last byte off the signature of the first signed assistant line, as a store that
@@ -191,18 +197,12 @@ fn with_signature(line: &str, value: &str) -> String {
 fn cut_signature(t: &str) -> String {
     let mut l = lines_of(t);
     let i = index_of(t, "\"thinkingSignature\"", 0);
-    let key = "\"thinkingSignature\":\"";
-    let k = l[i].find(key).expect("a signed thinking block") + key.len();
-    let b = l[i].as_bytes();
-    let mut j = k;
-    while b[j] != b'"' {
-        j += if b[j] == b'\\' { 2 } else { 1 };
-    }
+    let (open, close) = signature_quotes(&l[i]);
     assert!(
-        j > k && b[j - 1] != b'\\',
+        close > open + 1 && l[i].as_bytes()[close - 1] != b'\\',
         "a signature that ends in a plain byte"
     );
-    l[i].remove(j - 1);
+    l[i].remove(close - 1);
     join(&l)
 }
 

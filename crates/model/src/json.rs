@@ -694,27 +694,6 @@ fn write_escaped(out: &mut String, s: &str, short_bf: bool) {
     out.push('"');
 }
 
-/// The first backslash in `bytes` at or after `pos` (or `bytes.len()`), eight bytes at a time.
-#[inline]
-fn find_backslash(bytes: &[u8], mut pos: usize) -> usize {
-    while pos + 8 <= bytes.len() {
-        let mut chunk = [0u8; 8];
-        chunk.copy_from_slice(&bytes[pos..pos + 8]);
-        let hit = has_zero_byte(u64::from_le_bytes(chunk) ^ (LO * b'\\' as u64));
-        if hit != 0 {
-            return pos + (hit.trailing_zeros() / 8) as usize;
-        }
-        pos += 8;
-    }
-    while let Some(&b) = bytes.get(pos) {
-        if b == b'\\' {
-            return pos;
-        }
-        pos += 1;
-    }
-    pos
-}
-
 /// The character a short escape stands for (`n` for `\n`, ...); `None` for the others.
 #[inline]
 fn short_escape(b: Option<&u8>) -> Option<char> {
@@ -731,17 +710,26 @@ fn short_escape(b: Option<&u8>) -> Option<char> {
 }
 
 /// Decodes the raw contents of a JSON string the scanner has already validated. Lone surrogate
-/// escapes decode to U+FFFD. The runs between escapes are found eight bytes at a time and
-/// copied whole; the short escapes (`\n`, `\"`, ...) are decoded on the spot, the others
+/// escapes decode to U+FFFD. The runs between escapes are found eight bytes at a time (the
+/// scanner's [`find_special`]) and copied whole; the short escapes (`\n`, `\"`, ...) are decoded on the spot, the others
 /// (`\u`) the long way.
 pub fn unescape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
+    let mut from = 0;
     loop {
-        let i = find_backslash(rest.as_bytes(), 0);
-        if i >= rest.len() {
-            break;
+        // The string's specials, of which validated contents hold only backslashes (a quote or
+        // control character, should one be there, is kept as it is).
+        let i = find_special(rest.as_bytes(), from);
+        match rest.as_bytes().get(i) {
+            None => break,
+            Some(b'\\') => {}
+            Some(_) => {
+                from = i + 1;
+                continue;
+            }
         }
+        from = 0;
         // `i` is at an ASCII byte, so both slices start and end on character boundaries.
         out.push_str(&rest[..i]);
         let esc = &rest[i + 1..];

@@ -648,7 +648,7 @@ impl<'a> Transcript<'a> {
     /// The path of message `i` in the source format (`messages[3]`, `contents[3]`, `[3]`).
     pub fn message_path(&self, i: usize) -> String {
         if self.is_export_document() {
-            return format!("messages[{i}]");
+            return export_path(true, i, None);
         }
         message_path(self.format, self.body, i)
     }
@@ -662,9 +662,23 @@ impl<'a> Transcript<'a> {
     /// The path of block `j` of message `i` (`messages[3].content[2]`, `contents[1].parts[0]`).
     pub fn block_path(&self, i: usize, j: usize) -> String {
         if self.is_export_document() {
-            return format!("messages[{i}].parts[{j}]");
+            return export_path(true, i, Some(j));
         }
         block_path(self.format, self.body, i, j)
+    }
+}
+
+/// The path of message `i` of an OpenCode export, or of its part `j`: `[3]`, `[3].parts[2]`,
+/// or under `messages` in an `opencode export` document (`document`: `messages[3].parts[2]`).
+pub fn export_path(document: bool, i: usize, j: Option<usize>) -> String {
+    let message = if document {
+        format!("messages[{i}]")
+    } else {
+        message_path(Format::Opencode, BodyKind::Request, i)
+    };
+    match j {
+        Some(j) => format!("{message}.parts[{j}]"),
+        None => message,
     }
 }
 

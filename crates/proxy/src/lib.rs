@@ -204,12 +204,13 @@ fn loopback_base(base: &str) -> Option<bool> {
 
 /// True when every upstream is on this machine (the client then ignores `HTTP(S)_PROXY`);
 /// an upstream that is not an http(s) URL is refused.
-fn all_loopback(upstreams: &[&String]) -> Result<bool, ProxyError> {
+fn all_loopback<S: AsRef<str>>(upstreams: &[S]) -> Result<bool, ProxyError> {
     upstreams
         .iter()
+        .map(AsRef::as_ref)
         .try_fold(true, |all, base| match loopback_base(base) {
             Some(loopback) => Ok(all && loopback),
-            None => Err(ProxyError::BadUpstream((*base).clone())),
+            None => Err(ProxyError::BadUpstream(base.to_owned())),
         })
 }
 
@@ -444,10 +445,7 @@ mod tests {
 
     #[test]
     fn the_environments_proxy_is_ignored_only_when_every_upstream_is_local() {
-        let of = |v: &[&str]| {
-            let owned: Vec<String> = v.iter().map(|s| (*s).to_owned()).collect();
-            all_loopback(&owned.iter().collect::<Vec<_>>())
-        };
+        let of = |v: &[&str]| all_loopback(v);
         assert!(matches!(
             of(&["http://127.0.0.1:1", "http://localhost:2"]),
             Ok(true)

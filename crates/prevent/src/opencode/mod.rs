@@ -26,6 +26,7 @@ use turnkeeper_model::opencode::convert::{
 };
 use turnkeeper_model::opencode::session::{Session, export_place, load_export};
 use turnkeeper_model::opencode::types::MessageInfo;
+use turnkeeper_model::view::export_path;
 use turnkeeper_model::{
     Draft, DraftBlock, Format, FormatHint, ModelError, NewBlock, Role, Transcript, read,
     read_reusing,
@@ -471,13 +472,6 @@ pub fn check_export_text(src: &str, opts: &Options<'_>) -> Result<Vec<Finding>, 
         return Ok(Vec::new());
     }
     let document = session.raw_info.is_some();
-    let message_path = |i: usize| {
-        if document {
-            format!("messages[{i}]")
-        } else {
-            format!("[{i}]")
-        }
-    };
     let mut where_part: HashMap<(&str, &str), (usize, usize)> = HashMap::new();
     let mut where_msg: HashMap<&str, usize> = HashMap::new();
     for m in &session.messages {
@@ -508,12 +502,12 @@ pub fn check_export_text(src: &str, opts: &Options<'_>) -> Result<Vec<Finding>, 
             let converted = f.path.clone();
             match (part, msg) {
                 (Some((i, j)), _) => {
-                    f.path = format!("{}.parts[{j}]", message_path(i));
+                    f.path = export_path(document, i, Some(j));
                     f.message_index = Some(i);
                     f.block_index = Some(j);
                 }
                 (None, Some(i)) => {
-                    f.path = message_path(i);
+                    f.path = export_path(document, i, None);
                     f.message_index = Some(i);
                     f.block_index = None;
                 }
