@@ -711,7 +711,7 @@ fn short_escape(b: Option<&u8>) -> Option<char> {
 
 /// Decodes the raw contents of a JSON string the scanner has already validated. Lone surrogate
 /// escapes decode to U+FFFD. The runs between escapes are found eight bytes at a time (the
-/// scanner's [`find_special`]) and copied whole; the short escapes (`\n`, `\"`, ...) are decoded on the spot, the others
+/// scanner's `find_special`) and copied whole; the short escapes (`\n`, `\"`, ...) are decoded on the spot, the others
 /// (`\u`) the long way.
 pub fn unescape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
