@@ -270,6 +270,12 @@ fn repair(a: &RepairArgs) -> Result<ExitCode, String> {
         let verb = if a.dry_run { "would" } else { "will" };
         if plan.changes.is_empty() {
             println!("session {}: nothing to repair", f.id);
+            // What no edit of lines repairs (a result behind another message) stays an error.
+            let (e, _) = counts(&oc::check_session(&s, a.model.as_deref()));
+            if e > 0 {
+                left = true;
+                println!("  {e} error(s) left that cannot be repaired safely");
+            }
             continue;
         }
         println!(

@@ -9,9 +9,14 @@
 //!   second `session` header, an entry before the header, a `toolCall` whose leftover
 //!   `partialJson` holds a raw control character ("Bad control character in string literal" on
 //!   every load, openclaw#69846);
-//! - AN-04: a message with `content: []` (how openclaw stores an error reply) on the branch;
-//! - AN-08 / AN-10: a `toolCall` with no `toolResult` after it on the branch, a `toolResult`
-//!   answering no call of the branch (its call on another branch, after `/tree` navigation);
+//! - the rules every provider enforces on a conversation's shape, judged by the checker's own
+//!   rule files on the request the branch makes (one message per line, a run of results one
+//!   message, a next prompt after a closing reply) and translated into edits of lines: AN-04 (a
+//!   message with `content: []`, how openclaw stores an error reply: its line goes), AN-08 (a
+//!   `toolCall` with no `toolResult` in the messages right after it: a result line is added),
+//!   AN-10 (a `toolResult` answering no call of the message before it, its call on another
+//!   branch after `/tree` navigation, or a second result: its line goes) and AN-11 (a result
+//!   behind another message: reported and left);
 //! - signatures, by the current model's provider, on the messages that provider wrote (openclaw
 //!   converts another provider's thinking before sending it), judged by the rule files
 //!   themselves: for Anthropic, AN-23's judgement of a signature (empty, a Gemini dummy, not
@@ -31,7 +36,7 @@ use turnkeeper_model::edit::object;
 use turnkeeper_model::openclaw::Session;
 
 use crate::claude_code::{Judged, LineFinding};
-use crate::rules::an23_signatures::thinking_signature_problem;
+use crate::rules::an23_signatures::stored_signature_problem;
 use crate::rules::or04_foreign_encrypted::openai_form;
 use crate::{Finding, RuleId, Severity};
 
@@ -104,6 +109,8 @@ enum Fix {
     RemovePartialJson(usize),
     AnswerCall(usize),
     Relink,
+    /// Reported, not repaired.
+    Leave,
 }
 
 #[derive(Debug, Clone)]
@@ -152,30 +159,19 @@ fn openai_signature_problem(sig: &str) -> Option<String> {
 }
 
 /// Why an Anthropic `thinkingSignature` can never verify, if it cannot: AN-23's judgement of a
-/// signature ([`thinking_signature_problem`]), with what is known of how openclaw came to store
-/// it; and one more thing a wire body never showed but openclaw's store does: a signature cut
-/// short when it was persisted, whose length is not a multiple of 4 (padded base64: every one of
-/// the 390 signed blocks in `../shared/real-traffic` has such a length; openclaw PR #97019 found
-/// 20 cut in 2,979 persisted ones).
+/// store's copy of a signature ([`stored_signature_problem`]: empty, a Gemini dummy, not base64,
+/// cut short when it was stored), with what is known of how openclaw came to store it.
 fn anthropic_signature_problem(sig: &str) -> Option<String> {
     let trimmed = sig.trim();
-    if let Some(why) = thinking_signature_problem(sig) {
-        let how = if trimmed.is_empty() {
-            " (as openclaw stored Bedrock's thinking, openclaw#45010)"
-        } else if trimmed.starts_with('{') {
-            " (an OpenAI reasoning item's JSON: another provider's)"
-        } else {
-            ""
-        };
-        return Some(format!("{why}{how}"));
-    }
-    (!trimmed.len().is_multiple_of(4)).then(|| {
-        format!(
-            "a malformed thinkingSignature, cut short when it was stored (base64 of length {} % 4 = {}, openclaw PR #97019): \"Invalid `signature` in `thinking` block\"",
-            trimmed.len(),
-            trimmed.len() % 4
-        )
-    })
+    let why = stored_signature_problem(sig)?;
+    let how = if trimmed.is_empty() {
+        " (as openclaw stored Bedrock's thinking, openclaw#45010)"
+    } else if trimmed.starts_with('{') {
+        " (an OpenAI reasoning item's JSON: another provider's)"
+    } else {
+        ""
+    };
+    Some(format!("{why}{how}"))
 }
 
 /// True when a leftover `partialJson` holds a raw control character inside a string literal.
@@ -261,8 +257,183 @@ fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
                 && s.lines[j].kind.as_deref() != Some("session")
         })
     });
-    let mut calls: HashMap<String, usize> = HashMap::new();
-    let mut answered: HashSet<String> = HashSet::new();
+    for &i in &branch {
+        let l = &s.lines[i];
+        if l.kind.as_deref() != Some("message") {
+            continue;
+        }
+        let Some((blocks, _)) = &l.content else {
+            continue;
+        };
+        let assistant = l.role.as_deref() == Some("assistant");
+        for (k, b) in blocks.iter().enumerate() {
+            if b.kind == "thinking"
+                && assistant
+                && target.wrote(l.provider.as_deref(), l.api.as_deref())
+            {
+                let sig = b.signature.as_deref().unwrap_or("");
+                let problem = match target.family {
+                    Family::Anthropic => {
+                        anthropic_signature_problem(sig).map(|m| (RuleId::An23, m))
+                    }
+                    Family::OpenAi => openai_signature_problem(sig).map(|m| (RuleId::Or04, m)),
+                    Family::Other => None,
+                };
+                if let Some((rule, message)) = problem {
+                    out.push(Issue {
+                        rule,
+                        line: i,
+                        message: format!("content[{k}]: {message}"),
+                        fix: Fix::DropBlock(k),
+                    });
+                }
+            }
+            if b.kind == "toolCall" && b.partial_json.as_deref().is_some_and(control_in_partial) {
+                out.push(Issue {
+                    rule: RuleId::Store,
+                    line: i,
+                    message: format!("content[{k}]: a leftover `partialJson` with a raw control character (\"Bad control character in string literal\" on every load)"),
+                    fix: Fix::RemovePartialJson(k),
+                });
+            }
+        }
+    }
+    out.extend(pairing(s, &branch, target));
+    out.sort_by_key(|x| x.line);
+    (out, branch)
+}
+
+/// The shape of the request openclaw sends for the active branch: one wire message per message
+/// line (`user`, `assistant`; a run of `toolResult` lines is one user message of `tool_result`
+/// blocks, as pi-ai's Anthropic provider sends them), each block with its type and tool ids and
+/// its text stood in, and where each message and block came from.
+///
+/// It is the session as stored: later pi-ai versions drop an error reply and add a result for a
+/// call left open while they convert, earlier ones send both as they are (openclaw#69846,
+/// session-stores.md §5.2), and the file does not say which version will read it. A branch whose
+/// stored shape passes is sent whole by every version.
+struct Shape {
+    /// The body (Anthropic's Messages shape).
+    body: String,
+    /// Per message: its lines.
+    lines: Vec<Vec<usize>>,
+    /// Per message: per block, its line and its index in that line's `content` (`None` for a
+    /// result, which is the whole line).
+    blocks: Vec<Vec<(usize, Option<usize>)>>,
+    /// Per message: true for an assistant message.
+    assistant: Vec<bool>,
+}
+
+fn shape(s: &Session, branch: &[usize], model: &str) -> Shape {
+    use serde_json::{Value, json};
+    const STAND_IN: &str = "\u{b7}";
+    let mut messages: Vec<Value> = Vec::new();
+    let mut sh = Shape {
+        body: String::new(),
+        lines: Vec::new(),
+        blocks: Vec::new(),
+        assistant: Vec::new(),
+    };
+    let mut results_open = false;
+    for &i in branch {
+        let l = &s.lines[i];
+        if l.kind.as_deref() != Some("message") {
+            continue;
+        }
+        let role = l.role.as_deref().unwrap_or("");
+        if role == "toolResult" {
+            let block = json!({
+                "type": "tool_result",
+                "tool_use_id": l.tool_call_id.as_deref().unwrap_or(""),
+                "content": STAND_IN,
+            });
+            if !results_open {
+                messages.push(json!({"role": "user", "content": []}));
+                sh.lines.push(Vec::new());
+                sh.blocks.push(Vec::new());
+                sh.assistant.push(false);
+                results_open = true;
+            }
+            let m = messages.len() - 1;
+            if let Some(c) = messages[m]["content"].as_array_mut() {
+                c.push(block);
+            }
+            sh.lines[m].push(i);
+            sh.blocks[m].push((i, None));
+            continue;
+        }
+        if role != "user" && role != "assistant" {
+            continue;
+        }
+        // A string content is text (not judged here); a line with no content is not judged.
+        let (content, origins): (Vec<Value>, Vec<(usize, Option<usize>)>) = match &l.content {
+            Some((blocks, _)) => blocks
+                .iter()
+                .enumerate()
+                .map(|(k, b)| {
+                    let wire = if b.kind == "toolCall" && role == "assistant" {
+                        json!({
+                            "type": "tool_use",
+                            "id": b.id.as_deref().unwrap_or(""),
+                            "name": b.name.as_deref().unwrap_or("tool"),
+                            "input": {},
+                        })
+                    } else {
+                        json!({"type": "text", "text": STAND_IN})
+                    };
+                    (wire, (i, Some(k)))
+                })
+                .unzip(),
+            None if l.content_is_text => (
+                vec![json!({"type": "text", "text": STAND_IN})],
+                vec![(i, None)],
+            ),
+            None => continue,
+        };
+        results_open = false;
+        messages.push(json!({"role": role, "content": content}));
+        sh.lines.push(vec![i]);
+        sh.blocks.push(origins);
+        sh.assistant.push(role == "assistant");
+    }
+    // The next request carries a new prompt after the branch (an empty final reply is only
+    // allowed as the last message, and a call left open at the end is open in it).
+    if sh.assistant.last() == Some(&true) {
+        messages.push(json!({"role": "user", "content": [{"type": "text", "text": STAND_IN}]}));
+        sh.lines.push(Vec::new());
+        sh.blocks.push(Vec::new());
+        sh.assistant.push(false);
+    }
+    sh.body = json!({"model": model, "max_tokens": 1024, "messages": messages}).to_string();
+    sh
+}
+
+/// The rules every provider enforces on a conversation's shape, judged by the checker's own
+/// rule files on [`shape`]'s request, and each finding translated into an edit of lines:
+/// AN-04 (an empty message: its line goes), AN-10 (a result no call of the message before
+/// made, or a second one: its line goes), AN-08 (calls with no result in the user messages after
+/// them: a result line is added after each), AN-11 (a result behind another message: reported,
+/// left as it is, since no edit of lines puts it back in order without moving a line).
+fn pairing(s: &Session, branch: &[usize], target: &Target) -> Vec<Issue> {
+    let model = match (target.family, target.model.as_deref()) {
+        (Family::Anthropic, Some(m)) => m,
+        _ => crate::opencode::SWITCH_MODEL,
+    };
+    let sh = shape(s, branch, model);
+    if sh.lines.is_empty() {
+        return Vec::new();
+    }
+    let Ok(t) = turnkeeper_model::read(
+        &sh.body,
+        turnkeeper_model::FormatHint::Exactly(turnkeeper_model::Format::Anthropic),
+    ) else {
+        return Vec::new();
+    };
+    let opts = crate::Options {
+        model: Some(model.to_owned()),
+        ..Default::default()
+    };
+    // Every call id made on any line, to say where an orphan result's call went.
     let all_calls: HashSet<&str> = s
         .lines
         .iter()
@@ -270,105 +441,106 @@ fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
         .flat_map(|(b, _)| b.iter().filter(|x| x.kind == "toolCall"))
         .filter_map(|b| b.id.as_deref())
         .collect();
-    for &i in &branch {
-        let l = &s.lines[i];
-        if l.kind.as_deref() != Some("message") {
-            continue;
-        }
-        let role = l.role.as_deref().unwrap_or("");
-        if let Some((blocks, _)) = &l.content {
-            if blocks.is_empty() {
-                out.push(Issue {
-                    rule: RuleId::An04,
-                    line: i,
-                    message: match l.stop_reason.as_deref() {
-                        Some("error") => "an error reply stored as `content: []`: \"all messages must have non-empty content\"".into(),
-                        _ => "a message with `content: []`: \"all messages must have non-empty content\"".into(),
-                    },
-                    fix: Fix::DropLine,
-                });
-                continue;
-            }
-            for (k, b) in blocks.iter().enumerate() {
-                if b.kind == "thinking"
-                    && role == "assistant"
-                    && target.wrote(l.provider.as_deref(), l.api.as_deref())
-                {
-                    let sig = b.signature.as_deref().unwrap_or("");
-                    let problem = match target.family {
-                        Family::Anthropic => {
-                            anthropic_signature_problem(sig).map(|m| (RuleId::An23, m))
-                        }
-                        Family::OpenAi => openai_signature_problem(sig).map(|m| (RuleId::Or04, m)),
-                        Family::Other => None,
-                    };
-                    if let Some((rule, message)) = problem {
-                        out.push(Issue {
-                            rule,
-                            line: i,
-                            message: format!("content[{k}]: {message}"),
-                            fix: Fix::DropBlock(k),
-                        });
-                    }
-                }
-                if b.kind == "toolCall" {
-                    if b.partial_json.as_deref().is_some_and(control_in_partial) {
-                        out.push(Issue {
-                            rule: RuleId::Store,
-                            line: i,
-                            message: format!("content[{k}]: a leftover `partialJson` with a raw control character (\"Bad control character in string literal\" on every load)"),
-                            fix: Fix::RemovePartialJson(k),
-                        });
-                    }
-                    if let Some(id) = &b.id {
-                        calls.insert(id.clone(), i);
-                    }
+    let block = |i: usize, k: usize| s.lines[i].content.as_ref().and_then(|(b, _)| b.get(k));
+    let mut out = Vec::new();
+    let mut answered: HashSet<(usize, usize)> = HashSet::new();
+    for f in crate::check(&t, &opts) {
+        let Some(m) = f.message_index else { continue };
+        match f.rule {
+            RuleId::An04 => {
+                for &i in sh.lines.get(m).into_iter().flatten() {
+                    let l = &s.lines[i];
+                    let error = l.stop_reason.as_deref() == Some("error");
+                    out.push(Issue {
+                        rule: RuleId::An04,
+                        line: i,
+                        message: if error {
+                            format!("an error reply stored as `content: []`: {}", f.message)
+                        } else {
+                            format!("`content: []`: {}", f.message)
+                        },
+                        fix: Fix::DropLine,
+                    });
                 }
             }
-        }
-        if role == "toolResult" {
-            let id = l.tool_call_id.clone().unwrap_or_default();
-            if !calls.contains_key(&id) {
-                let elsewhere = all_calls.contains(id.as_str());
+            RuleId::An10 => {
+                let Some(&(i, None)) = f.block_index.and_then(|b| sh.blocks.get(m)?.get(b)) else {
+                    continue;
+                };
+                let id = s.lines[i].tool_call_id.as_deref().unwrap_or("");
+                let elsewhere = if all_calls.contains(id) {
+                    " (its call is on another branch or further back)"
+                } else {
+                    ""
+                };
                 out.push(Issue {
                     rule: RuleId::An10,
+                    line: i,
+                    message: format!("a toolResult for {id:?}{elsewhere}: {}", f.message),
+                    fix: Fix::DropLine,
+                });
+            }
+            RuleId::An08 => {
+                // The calls are in the run of assistant messages ending at `m` (when the branch
+                // ends with them) or just before it; their results, in the user messages after.
+                let end = if sh.assistant.get(m) == Some(&true) {
+                    m
+                } else {
+                    match m.checked_sub(1) {
+                        Some(e) if sh.assistant.get(e) == Some(&true) => e,
+                        _ => continue,
+                    }
+                };
+                let mut start = end;
+                while start > 0 && sh.assistant[start - 1] {
+                    start -= 1;
+                }
+                let results: HashSet<&str> = (end + 1..sh.lines.len())
+                    .take_while(|&n| !sh.assistant[n])
+                    .flat_map(|n| &sh.blocks[n])
+                    .filter_map(|&(i, k)| match k {
+                        None => s.lines[i].tool_call_id.as_deref(),
+                        Some(_) => None,
+                    })
+                    .collect();
+                for &(i, k) in (start..=end).flat_map(|n| &sh.blocks[n]) {
+                    let Some(k) = k else { continue };
+                    let Some(b) = block(i, k).filter(|b| b.kind == "toolCall") else {
+                        continue;
+                    };
+                    let id = b.id.as_deref().unwrap_or("");
+                    if results.contains(id) || !answered.insert((i, k)) {
+                        continue;
+                    }
+                    out.push(Issue {
+                        rule: RuleId::An08,
+                        line: i,
+                        message: format!(
+                            "content[{k}]: a toolCall {id:?} with no toolResult after it on the branch: {}",
+                            f.message
+                        ),
+                        fix: Fix::AnswerCall(k),
+                    });
+                }
+            }
+            RuleId::An11 => {
+                let Some(&i) = sh.lines.get(m).and_then(|l| l.first()) else {
+                    continue;
+                };
+                out.push(Issue {
+                    rule: RuleId::An11,
                     line: i,
                     message: format!(
-                        "a toolResult for {id:?}, which no toolCall of the active branch made{}: \"unexpected `tool_use_id` found in `tool_result` blocks\"",
-                        if elsewhere { " (its call is on another branch)" } else { "" }
+                        "{} (left as it is: no edit of whole lines puts the results back in order)",
+                        f.message
                     ),
-                    fix: Fix::DropLine,
-                });
-            } else if !answered.insert(id.clone()) {
-                out.push(Issue {
-                    rule: RuleId::An10,
-                    line: i,
-                    message: format!("a second toolResult for {id:?}"),
-                    fix: Fix::DropLine,
+                    fix: Fix::Leave,
                 });
             }
+            _ => {}
         }
     }
-    for &i in &branch {
-        let Some((blocks, _)) = &s.lines[i].content else {
-            continue;
-        };
-        for (k, b) in blocks.iter().enumerate() {
-            if b.kind == "toolCall"
-                && let Some(id) = &b.id
-                && !answered.contains(id)
-            {
-                out.push(Issue {
-                    rule: RuleId::An08,
-                    line: i,
-                    message: format!("content[{k}]: a toolCall {id:?} with no toolResult after it on the branch: \"tool_use ids were found without tool_result blocks immediately after\""),
-                    fix: Fix::AnswerCall(k),
-                });
-            }
-        }
-    }
-    out.sort_by_key(|x| x.line);
-    (out, branch)
+    out
 }
 
 /// Checks `s` for the model of its latest `model_change` / `model-snapshot` line (or `model`).
@@ -397,10 +569,10 @@ pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
                 message_index: None,
                 block_index: match x.fix {
                     Fix::DropBlock(k) | Fix::RemovePartialJson(k) | Fix::AnswerCall(k) => Some(k),
-                    Fix::DropLine | Fix::Relink => None,
+                    Fix::DropLine | Fix::Relink | Fix::Leave => None,
                 },
                 message: x.message,
-                repair: Some(
+                repair: (x.fix != Fix::Leave).then(|| {
                     match x.fix {
                         Fix::DropLine => "drop the line (its children re-linked to its parent)",
                         Fix::DropBlock(_) => "drop the thinking block whole (never edited)",
@@ -409,9 +581,10 @@ pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
                             "add an error toolResult line for the call, as an interrupt leaves"
                         }
                         Fix::Relink => "re-link the line to the entry written before it",
+                        Fix::Leave => "",
                     }
-                    .to_owned(),
-                ),
+                    .to_owned()
+                }),
             },
             line: Some(s.lines[x.line].number),
             uuid: s.lines[x.line].id.clone(),
@@ -486,6 +659,9 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
     let mut answered: BTreeSet<(usize, &str)> = BTreeSet::new();
     for x in &issues {
         let l = &s.lines[x.line];
+        if x.fix == Fix::Leave {
+            continue;
+        }
         if let Fix::AnswerCall(k) = x.fix {
             let call = l
                 .content
@@ -523,6 +699,7 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
                 relink.insert(x.line);
                 ("relink", None)
             }
+            Fix::Leave => continue,
         };
         changes.push(LineChange {
             rule: x.rule,

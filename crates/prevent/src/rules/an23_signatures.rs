@@ -54,6 +54,27 @@ pub(crate) fn thinking_signature_problem(sig: &str) -> Option<&'static str> {
     thinking_problem(turnkeeper_guard::provenance(Some(sig)))
 }
 
+/// What this rule says of a store's copy of a signature: [`thinking_signature_problem`], and a
+/// signature cut short when it was stored, whose length is not a multiple of 4. Anthropic's
+/// signatures are padded base64: every one of the 390 signed blocks in `../shared/real-traffic`
+/// has such a length, and openclaw PR #97019 found 20 cut in 2,979 persisted ones.
+///
+/// The wire rule does not apply the length test yet: the repository's own synthetic signatures
+/// (tests, corpus) are unpadded and would have to be replaced first. No real signature seen is.
+pub(crate) fn stored_signature_problem(sig: &str) -> Option<String> {
+    if let Some(why) = thinking_signature_problem(sig) {
+        return Some(why.to_owned());
+    }
+    let trimmed = sig.trim();
+    (!trimmed.len().is_multiple_of(4)).then(|| {
+        format!(
+            "a malformed signature, cut short when it was stored (base64 of length {} % 4 = {}, openclaw PR #97019): \"Invalid `signature` in `thinking` block\"",
+            trimmed.len(),
+            trimmed.len() % 4
+        )
+    })
+}
+
 /// Removes thinking blocks whose signature can never verify.
 pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
     let latest = (0..f.len()).rev().find(|&k| f.role(k) == Role::Assistant);
