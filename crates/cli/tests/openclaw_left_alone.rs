@@ -22,6 +22,41 @@ const SESSION: &str = concat!(
     "\n",
 );
 
+/// `openclaw repair --force --file F` of `text`: its output and exit code, and the file after.
+fn repair(text: &str) -> (String, Option<i32>, String) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let f = tmp
+        .path()
+        .join("0a1b2c3d-0000-4000-8000-000000000003.jsonl");
+    std::fs::write(&f, text).expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_turnkeeper"))
+        .args(["openclaw", "repair", "--force", "--file"])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    (
+        stdout(&o),
+        o.status.code(),
+        std::fs::read_to_string(&f).expect("read"),
+    )
+}
+
+#[test]
+fn a_clean_session_has_nothing_to_repair_and_nothing_left() {
+    // The session without its last line (the result behind the prompt): a call answered by
+    // nothing yet is AN-08 and is repaired, so the clean one ends at the call's result.
+    let clean = SESSION.replace(r#""parentId":"p1""#, r#""parentId":"a1""#);
+    let lines: Vec<&str> = clean.lines().collect();
+    let clean = format!("{}\n{}\n{}\n{}\n", lines[0], lines[1], lines[2], lines[4]);
+    let (out, code, after) = repair(&clean);
+    assert_eq!(
+        out,
+        "session 0a1b2c3d-0000-4000-8000-000000000003: nothing to repair\n"
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(after, clean);
+}
+
 #[test]
 fn an_error_no_line_edit_repairs_is_left_and_said_so() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -298,7 +298,7 @@ fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
             }
         }
     }
-    out.extend(pairing(s, &branch, target));
+    out.extend(pairing(s, &branch));
     out.sort_by_key(|x| x.line);
     (out, branch)
 }
@@ -306,7 +306,8 @@ fn analyse(s: &Session, target: &Target) -> (Vec<Issue>, Vec<usize>) {
 /// The shape of the request openclaw sends for the active branch: one wire message per message
 /// line (`user`, `assistant`; a run of `toolResult` lines is one user message of `tool_result`
 /// blocks, as pi-ai's Anthropic provider sends them), each block with its type and tool ids and
-/// its text stood in, and where each message and block came from.
+/// its text stood in, then the next prompt when the branch ends with a reply; and where each
+/// message and block came from.
 ///
 /// It is the session as stored: later pi-ai versions drop an error reply and add a result for a
 /// call left open while they convert, earlier ones send both as they are (openclaw#69846,
@@ -371,7 +372,7 @@ fn shape(s: &Session, branch: &[usize], model: &str) -> Shape {
                 .iter()
                 .enumerate()
                 .map(|(k, b)| {
-                    let wire = if b.kind == "toolCall" && role == "assistant" {
+                    let wire = if b.kind == "toolCall" {
                         json!({
                             "type": "tool_use",
                             "id": b.id.as_deref().unwrap_or(""),
@@ -414,12 +415,11 @@ fn shape(s: &Session, branch: &[usize], model: &str) -> Shape {
 /// made, or a second one: its line goes), AN-08 (calls with no result in the user messages after
 /// them: a result line is added after each), AN-11 (a result behind another message: reported,
 /// left as it is, since no edit of lines puts it back in order without moving a line).
-fn pairing(s: &Session, branch: &[usize], target: &Target) -> Vec<Issue> {
-    let model = match (target.family, target.model.as_deref()) {
-        (Family::Anthropic, Some(m)) => m,
-        _ => crate::opencode::SWITCH_MODEL,
-    };
-    let sh = shape(s, branch, model);
+///
+/// These rules are the same for every model (a finding of them is an error whatever the target),
+/// so the shape is checked as for one Claude model whatever the session's own.
+fn pairing(s: &Session, branch: &[usize]) -> Vec<Issue> {
+    let sh = shape(s, branch, crate::opencode::SWITCH_MODEL);
     if sh.lines.is_empty() {
         return Vec::new();
     }
@@ -429,10 +429,7 @@ fn pairing(s: &Session, branch: &[usize], target: &Target) -> Vec<Issue> {
     ) else {
         return Vec::new();
     };
-    let opts = crate::Options {
-        model: Some(model.to_owned()),
-        ..Default::default()
-    };
+    let opts = crate::Options::default();
     // Every call id made on any line, to say where an orphan result's call went.
     let all_calls: HashSet<&str> = s
         .lines
@@ -483,13 +480,12 @@ fn pairing(s: &Session, branch: &[usize], target: &Target) -> Vec<Issue> {
             RuleId::An08 => {
                 // The calls are in the run of assistant messages ending at `m` (when the branch
                 // ends with them) or just before it; their results, in the user messages after.
-                let end = if sh.assistant.get(m) == Some(&true) {
-                    m
+                let Some(end) = (if sh.assistant.get(m) == Some(&true) {
+                    Some(m)
                 } else {
-                    match m.checked_sub(1) {
-                        Some(e) if sh.assistant.get(e) == Some(&true) => e,
-                        _ => continue,
-                    }
+                    m.checked_sub(1)
+                }) else {
+                    continue;
                 };
                 let mut start = end;
                 while start > 0 && sh.assistant[start - 1] {

@@ -31,11 +31,22 @@ fn prompt(parent: &str) -> String {
 }
 
 /// Checks `input`: its findings as `(rule, line, block)`, and whether the repair leaves the
-/// text as it is.
-fn check(input: &str, expect: &[(&str, usize, Option<usize>)], repair_changes_nothing: bool) {
+/// text as it is. Every finding but AN-11's offers a repair. Returns the findings' messages.
+fn check(
+    input: &str,
+    expect: &[(&str, usize, Option<usize>)],
+    repair_changes_nothing: bool,
+) -> Vec<String> {
     let s = Session::parse(input.to_owned(), "test").expect("the session reads");
-    let found: Vec<(String, usize, Option<usize>)> = check_session(&s, None)
-        .findings
+    let findings = check_session(&s, None).findings;
+    for f in &findings {
+        assert_eq!(
+            f.finding.repair.is_some(),
+            f.finding.rule != turnkeeper_prevent::RuleId::An11,
+            "{f:#?}"
+        );
+    }
+    let found: Vec<(String, usize, Option<usize>)> = findings
         .iter()
         .map(|f| {
             (
@@ -57,6 +68,7 @@ fn check(input: &str, expect: &[(&str, usize, Option<usize>)], repair_changes_no
     } else {
         repaired(input);
     }
+    findings.into_iter().map(|f| f.finding.message).collect()
 }
 
 #[test]
@@ -70,12 +82,67 @@ fn a_result_behind_a_new_prompt_is_reported_and_left() {
 }
 
 #[test]
+fn a_prompt_stored_as_a_string_stands_between_too() {
+    let prompt = prompt("a1").replace(r#"[{"type":"text","text":"and?"}]"#, r#""and?""#);
+    let input = format!(
+        "{HEADER}\n{USER}\n{CALL}\n{prompt}\n{}\n",
+        result("r1", "p1")
+    );
+    check(&input, &[("AN-11", 4, None)], true);
+}
+
+#[test]
+fn a_message_line_with_no_content_is_not_judged_and_stands_nowhere() {
+    let input = format!(
+        "{HEADER}\n{USER}\n{CALL}\n{}\n{}\n",
+        r#"{"type":"message","id":"p1","parentId":"a1","message":{"role":"user"}}"#,
+        result("r1", "p1")
+    );
+    check(&input, &[], true);
+}
+
+#[test]
 fn an_error_reply_between_a_call_and_its_result_is_only_an_empty_message() {
     let input = format!(
         "{HEADER}\n{USER}\n{CALL}\n{ERROR_REPLY}\n{}\n{ANSWER}\n",
         result("r1", "e1")
     );
-    check(&input, &[("AN-04", 4, None)], false);
+    let said = check(&input, &[("AN-04", 4, None)], false);
+    assert!(
+        said[0].starts_with("an error reply stored as `content: []`: "),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn an_empty_message_that_is_no_error_reply_is_not_called_one() {
+    let empty = ERROR_REPLY.replace(r#""stopReason":"error""#, r#""stopReason":"stop""#);
+    let input = format!(
+        "{HEADER}\n{USER}\n{CALL}\n{empty}\n{}\n{ANSWER}\n",
+        result("r1", "e1")
+    );
+    let said = check(&input, &[("AN-04", 4, None)], false);
+    assert!(said[0].starts_with("`content: []`: "), "{said:?}");
+}
+
+#[test]
+fn a_call_followed_by_a_second_reply_is_answered_where_it_was_made() {
+    let reply = ANSWER.replace(r#""parentId":"r1""#, r#""parentId":"a1""#);
+    check(
+        &format!("{HEADER}\n{USER}\n{CALL}\n{reply}\n"),
+        &[("AN-08", 3, Some(0))],
+        false,
+    );
+}
+
+#[test]
+fn a_branch_that_starts_with_an_open_call_has_it_answered() {
+    let call = CALL.replace(r#""parentId":"u1""#, r#""parentId":null"#);
+    check(
+        &format!("{HEADER}\n{call}\n"),
+        &[("AN-08", 2, Some(0))],
+        false,
+    );
 }
 
 #[test]
