@@ -439,6 +439,14 @@ fn pairing(s: &Session, branch: &[usize]) -> Vec<Issue> {
         .filter_map(|b| b.id.as_deref())
         .collect();
     let block = |i: usize, k: usize| s.lines[i].content.as_ref().and_then(|(b, _)| b.get(k));
+    // The first message of the run of assistant messages that ends at `end`.
+    let run_start = |end: usize| {
+        (0..=end)
+            .rev()
+            .take_while(|&n| sh.assistant[n])
+            .last()
+            .unwrap_or(end)
+    };
     let mut out = Vec::new();
     let mut answered: HashSet<(usize, usize)> = HashSet::new();
     for f in crate::check(&t, &opts) {
@@ -465,7 +473,16 @@ fn pairing(s: &Session, branch: &[usize]) -> Vec<Issue> {
                     continue;
                 };
                 let id = s.lines[i].tool_call_id.as_deref().unwrap_or("");
-                let elsewhere = if all_calls.contains(id) {
+                // A second result answers a call of the messages right before; an orphan's call,
+                // if the file has it, is somewhere else.
+                let before = m.checked_sub(1).filter(|&p| sh.assistant[p]);
+                let second = before.is_some_and(|p| {
+                    (run_start(p)..=p)
+                        .flat_map(|n| &sh.blocks[n])
+                        .filter_map(|&(j, k)| block(j, k?))
+                        .any(|b| b.kind == "toolCall" && b.id.as_deref() == Some(id))
+                });
+                let elsewhere = if !second && all_calls.contains(id) {
                     " (its call is on another branch or further back)"
                 } else {
                     ""
@@ -487,10 +504,7 @@ fn pairing(s: &Session, branch: &[usize]) -> Vec<Issue> {
                 }) else {
                     continue;
                 };
-                let mut start = end;
-                while start > 0 && sh.assistant[start - 1] {
-                    start -= 1;
-                }
+                let start = run_start(end);
                 let results: HashSet<&str> = (end + 1..sh.lines.len())
                     .take_while(|&n| !sh.assistant[n])
                     .flat_map(|n| &sh.blocks[n])

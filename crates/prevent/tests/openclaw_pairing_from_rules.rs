@@ -171,5 +171,26 @@ fn a_second_result_for_one_call_goes() {
         result("r1", "r0"),
         ANSWER
     );
-    check(&input, &[("AN-10", 5, None)], false);
+    let said = check(&input, &[("AN-10", 5, None)], false);
+    assert!(
+        said[0].starts_with(r#"a toolResult for "call_1": "#),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn a_result_whose_call_is_further_back_says_so() {
+    // call_1 is made, answered, and answered again after the next reply.
+    let input = format!(
+        "{HEADER}\n{USER}\n{CALL}\n{}\n{ANSWER}\n{}\n",
+        result("r1", "a1"),
+        result("r2", "a2")
+    );
+    let said = check(&input, &[("AN-10", 6, None)], false);
+    assert!(
+        said[0].starts_with(
+            r#"a toolResult for "call_1" (its call is on another branch or further back): "#
+        ),
+        "{said:?}"
+    );
 }
