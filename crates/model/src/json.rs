@@ -626,7 +626,7 @@ fn has_zero_byte(v: u64) -> u64 {
 /// Finds the first byte at or after `pos` that is `"`, `\` or a control character (< 0x20),
 /// eight bytes at a time.
 #[inline]
-fn find_special(bytes: &[u8], mut pos: usize) -> usize {
+pub(crate) fn find_special(bytes: &[u8], mut pos: usize) -> usize {
     while pos + 8 <= bytes.len() {
         let mut chunk = [0u8; 8];
         chunk.copy_from_slice(&bytes[pos..pos + 8]);

@@ -13,6 +13,8 @@
 //! (peers.md §3.1, OpenCode's `transform.ts` `normalizeMessages`; anomalyco/opencode PR
 //! #24180). Other models get no reasoning at all.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::opencode::convert::{
@@ -160,7 +162,8 @@ pub fn to_chat_request(session: &Session, model: &str, interleaved: Interleaved)
                     } = &p.content
                     {
                         let text = match output {
-                            ToolOutput::Text(t) | ToolOutput::ErrorText(t) => t,
+                            ToolOutput::Text(t) | ToolOutput::ErrorText(t) => Cow::Borrowed(*t),
+                            ToolOutput::Stored(t) => t.text(),
                         };
                         messages.push(json!({
                             "role": "tool",

@@ -26,7 +26,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::session::{Session, StoredMessage, StoredPart};
-use super::types::{MessageInfo, Part, ToolState, anthropic_meta};
+use super::types::{JsonText, MessageInfo, Part, ToolState, anthropic_meta};
 use crate::json::write_string_as_serde;
 
 /// Text sent for a `compaction` part (seed 003 rule 3).
@@ -74,6 +74,8 @@ pub enum ModelRole {
 pub enum ToolOutput<'a> {
     /// The tool's output text.
     Text(&'a str),
+    /// The tool's output as the session holds it (written into the request as it is).
+    Stored(&'a JsonText),
     /// An error text (`is_error` on the wire).
     ErrorText(&'a str),
 }
@@ -375,11 +377,11 @@ pub fn to_model_messages_with<'s>(
                                     }
                                     let compacted =
                                         c.time.as_ref().is_some_and(|t| t.compacted.is_some());
-                                    ToolOutput::Text(if compacted {
-                                        COMPACTED_OUTPUT
+                                    if compacted {
+                                        ToolOutput::Text(COMPACTED_OUTPUT)
                                     } else {
-                                        &c.output
-                                    })
+                                        ToolOutput::Stored(&c.output)
+                                    }
                                 }
                                 ToolState::Error(e) => ToolOutput::ErrorText(&e.error),
                                 _ => {
@@ -656,7 +658,13 @@ impl Block<'_> {
                 tool_use_id,
                 content,
                 ..
-            } => tool_use_id.len() + content.len(),
+            } => {
+                tool_use_id.len()
+                    + match content {
+                        Content::Text(t) => t.len(),
+                        Content::Stored(t) => t.escaped_len(),
+                    }
+            }
         }
     }
 
@@ -733,7 +741,13 @@ impl Block<'_> {
             } => {
                 open(out, kind);
                 field(out, "tool_use_id", tool_use_id);
-                field(out, "content", content);
+                match content {
+                    Content::Text(t) => field(out, "content", t),
+                    Content::Stored(t) => {
+                        out.push_str(",\"content\":");
+                        out.push_str(t.literal());
+                    }
+                }
                 if let Some(e) = is_error {
                     out.push_str(if *e {
                         ",\"is_error\":true"
@@ -811,10 +825,27 @@ enum Block<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
         tool_use_id: String,
-        content: &'a str,
+        content: Content<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
     },
+}
+
+/// A tool result's text: made here, or a session's stored output, whose literal is already
+/// escaped as serde_json escapes it ([`JsonText`]) and is written as it is.
+#[derive(Debug, Clone, Copy)]
+enum Content<'a> {
+    Text(&'a str),
+    Stored(&'a JsonText),
+}
+
+impl Serialize for Content<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(t) => s.serialize_str(t),
+            Content::Stored(t) => s.serialize_str(&t.text()),
+        }
+    }
 }
 
 /// The target model: the argument, else the last user message's model.
@@ -1004,8 +1035,9 @@ pub fn to_anthropic_request(
                     call_id, output, ..
                 } => {
                     let (content, is_error) = match output {
-                        ToolOutput::Text(t) => (*t, None),
-                        ToolOutput::ErrorText(t) => (*t, Some(true)),
+                        ToolOutput::Text(t) => (Content::Text(t), None),
+                        ToolOutput::Stored(t) => (Content::Stored(t), None),
+                        ToolOutput::ErrorText(t) => (Content::Text(t), Some(true)),
                     };
                     Block::ToolResult {
                         kind: "tool_result",

@@ -379,6 +379,128 @@ pub struct ToolTime {
     pub compacted: Option<i64>,
 }
 
+/// A JSON string as a record holds it: the literal, quotes and escapes included, in the escaping
+/// serde_json writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other control characters as
+/// `\u00xx`, everything else as it is; a record escaped otherwise, say `\/` or `\u00e9`, is
+/// decoded and escaped that way when it is read). A tool's output is most of a session, and
+/// converting the session to a request writes this literal as it is: serde_json would write the
+/// same bytes for the decoded text, which is never decoded nor escaped again.
+#[derive(Clone, PartialEq, Eq)]
+pub struct JsonText(Box<str>);
+
+impl JsonText {
+    /// `text`, escaped.
+    pub fn new(text: &str) -> JsonText {
+        let mut out = String::with_capacity(text.len() + 2);
+        crate::json::write_string_as_serde(&mut out, text);
+        JsonText(out.into_boxed_str())
+    }
+
+    /// The literal, quotes included.
+    pub fn literal(&self) -> &str {
+        &self.0
+    }
+
+    /// The decoded text (borrowed when it has no escape).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        let inner = &self.0[1..self.0.len() - 1];
+        if inner.contains('\\') {
+            std::borrow::Cow::Owned(crate::json::unescape(inner))
+        } else {
+            std::borrow::Cow::Borrowed(inner)
+        }
+    }
+
+    /// The length of the decoded text, in bytes, at most (the literal's, without its quotes).
+    pub fn escaped_len(&self) -> usize {
+        self.0.len() - 2
+    }
+}
+
+impl Default for JsonText {
+    fn default() -> Self {
+        JsonText::new("")
+    }
+}
+
+impl std::fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for JsonText {
+    fn from(text: &str) -> Self {
+        JsonText::new(text)
+    }
+}
+
+/// True when `inner`, the text between a validated string literal's quotes, has only the escapes
+/// serde_json writes (see [`JsonText`]). Only `\u` and `\/` escapes can differ from those (the
+/// other escapes of validated text are serde's own), so only they are looked at: each found with
+/// `memchr`'s substring search, and taken as an escape when an odd run of backslashes ends at it
+/// (`\\u` is an escaped backslash, then a `u`).
+fn escaped_as_serde(inner: &str) -> bool {
+    let b = inner.as_bytes();
+    let escape_at = |i: usize| b[..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0;
+    if memchr::memmem::find_iter(b, b"\\/").any(escape_at) {
+        return false;
+    }
+    memchr::memmem::find_iter(b, b"\\u").all(|i| {
+        !escape_at(i)
+            || match b.get(i + 2..i + 6) {
+                Some(
+                    &[
+                        b'0',
+                        b'0',
+                        h @ (b'0' | b'1'),
+                        l @ (b'0'..=b'9' | b'a'..=b'f'),
+                    ],
+                ) => {
+                    let low = if l.is_ascii_digit() {
+                        l - b'0'
+                    } else {
+                        l - b'a' + 10
+                    };
+                    !matches!((h - b'0') * 16 + low, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+                }
+                _ => false,
+            }
+    })
+}
+
+impl<'de> Deserialize<'de> for JsonText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, Unexpected};
+        // The literal, checked as serde checks any value (escapes, control characters).
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let literal = raw.get();
+        if literal.starts_with('"') {
+            if escaped_as_serde(&literal[1..literal.len() - 1]) {
+                return Ok(JsonText(raw.into()));
+            }
+            // Another escaping: decoded (which refuses a lone surrogate, as a `String` does),
+            // then escaped as serde_json does.
+            let text: String = serde_json::from_str(literal).map_err(D::Error::custom)?;
+            return Ok(JsonText::new(&text));
+        }
+        let value: Value = serde_json::from_str(literal).map_err(D::Error::custom)?;
+        let unexpected = match &value {
+            Value::Null => Unexpected::Unit,
+            Value::Bool(b) => Unexpected::Bool(*b),
+            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => Unexpected::Unsigned(u),
+                (None, Some(i)) => Unexpected::Signed(i),
+                _ => Unexpected::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(_) => Unexpected::Str(""),
+            Value::Array(_) => Unexpected::Seq,
+            Value::Object(_) => Unexpected::Map,
+        };
+        Err(D::Error::invalid_type(unexpected, &"a string"))
+    }
+}
+
 /// `pending`: the call is streaming.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(default)]
@@ -409,8 +531,8 @@ pub struct ToolRunning {
 pub struct ToolCompleted {
     /// Input.
     pub input: Option<RawJson>,
-    /// Output text.
-    pub output: String,
+    /// Output text, as the record holds it (decoded by [`JsonText::text`]).
+    pub output: JsonText,
     /// Display title.
     pub title: Option<String>,
     /// Metadata.
@@ -494,7 +616,7 @@ struct LooseState {
     title: Option<String>,
     metadata: Option<Value>,
     time: Option<ToolTime>,
-    output: String,
+    output: JsonText,
     attachments: Option<Vec<Value>>,
     error: String,
 }
@@ -1246,5 +1368,94 @@ mod tests {
         // Its own is required.
         assert!(parse_part(r#"{"id":"prt_3"}"#).is_err());
         assert!(parse_message(r#"{"id":"msg_2","role":3}"#).is_err());
+    }
+}
+
+#[cfg(test)]
+mod json_text_tests {
+    use super::JsonText;
+    use proptest::prelude::*;
+
+    /// `text` in every escape form: each character as `\u` escapes (upper-case hex for odd
+    /// positions, pairs for the astral plane), `/` as `\/`.
+    fn by_hand(text: &str) -> String {
+        let mut out = String::from('"');
+        for (i, c) in text.chars().enumerate() {
+            if c == '/' {
+                out.push_str("\\/");
+                continue;
+            }
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                if i % 2 == 0 {
+                    out.push_str(&format!("\\u{u:04x}"));
+                } else {
+                    out.push_str(&format!("\\u{u:04X}"));
+                }
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    proptest! {
+        /// Whatever the escaping of a record, its `JsonText` is the literal serde_json writes for
+        /// the decoded text, and decodes to that text; serde's own escaping is kept as it is.
+        #[test]
+        fn a_stored_string_is_held_in_serde_s_escaping(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec!['a', 'u', '0', ' ', '"', '\\', '/', '\n', '\t', '\r', '\u{8}', '\u{c}', '\u{1}', '\u{1f}', '\u{7f}', 'é', '😀', '\u{2028}']),
+                0..60,
+            ).prop_map(|v| v.into_iter().collect::<String>()),
+        ) {
+            let serde = serde_json::to_string(&text).unwrap_or_default();
+            // serde's escaping is recognised as such (kept, not rewritten), any other is not.
+            let hand = by_hand(&text);
+            prop_assert!(super::escaped_as_serde(&serde[1..serde.len() - 1]));
+            prop_assert_eq!(super::escaped_as_serde(&hand[1..hand.len() - 1]), hand == serde);
+            for written in [serde.clone(), hand] {
+                let read: JsonText = serde_json::from_str(&written).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(read.literal(), serde.as_str());
+                prop_assert_eq!(read.text(), text.as_str());
+                prop_assert_eq!(read.escaped_len(), serde.len() - 2);
+            }
+            let made = JsonText::new(&text);
+            prop_assert_eq!(made.literal(), serde.as_str());
+        }
+    }
+
+    #[test]
+    fn what_is_no_string_fails_as_it_fails_for_a_string() {
+        for json in ["null", "true", "5", "-5", "1.5", "[1]", "{}"] {
+            let ours = serde_json::from_str::<JsonText>(json).map(|_| ());
+            let serde = serde_json::from_str::<String>(json).map(|_| ());
+            let message = |e: serde_json::Error| {
+                let m = e.to_string();
+                m.split(" at line").next().unwrap_or_default().to_owned()
+            };
+            assert_eq!(ours.map_err(message), serde.map_err(message), "{json}");
+        }
+    }
+
+    #[test]
+    fn a_lone_surrogate_fails_as_it_fails_for_a_string() {
+        for json in [r#""lone \ud800 here""#, r#""\udc00""#] {
+            let ours = serde_json::from_str::<JsonText>(json);
+            let serde = serde_json::from_str::<String>(json);
+            assert!(ours.is_err() && serde.is_err(), "{json}");
+        }
+    }
+
+    #[test]
+    fn short_escapes_written_long_are_rewritten() {
+        for (json, literal) in [
+            (r#""\u0008\u0009\u000a\u000c\u000d""#, r#""\b\t\n\f\r""#),
+            (r#""\u001b[0m \u001f""#, r#""\u001b[0m \u001f""#),
+            (r#""\u00e9\/""#, "\"é/\""),
+            (r#""tab\tend""#, r#""tab\tend""#),
+        ] {
+            let read: JsonText = serde_json::from_str(json).expect(json);
+            assert_eq!(read.literal(), literal, "{json}");
+        }
     }
 }
