@@ -478,7 +478,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     let mut messages = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
         let (info, info_peeked) = entry.info;
-        let origin = Origin::Export(format!("{base}[{i}].info"));
+        let origin = Origin::Export(export_path(&base, i, None, ".info"));
         let parsed = parse_message_peeked(info, info_peeked);
         let mid = match &parsed {
             Ok((ids, _)) => ids.id.clone(),
@@ -514,7 +514,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         };
         message.parts.reserve(entry.parts.len());
         for (j, (raw, peeked)) in entry.parts.into_iter().enumerate() {
-            let origin = Origin::Export(format!("{base}[{i}].parts[{j}]"));
+            let origin = Origin::Export(export_path(&base, i, Some(j), ""));
             // The export's part has its id only in its body: one parse gives both (the ids
             // alone, as `BodyIds` reads them, when the part does not parse).
             let parsed = parse_part_peeked(raw, peeked);
@@ -554,6 +554,38 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     })
 }
 
+/// `{base}[{i}]` then `.parts[{j}]` when `j` is given, then `tail`: a record's place in an
+/// export, written without `format!`'s machinery (it is made for every record of a session).
+fn export_path(base: &str, i: usize, j: Option<usize>, tail: &str) -> String {
+    fn push_index(out: &mut String, n: usize) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = n;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.push('[');
+        for &d in &digits[at..] {
+            out.push(char::from(d));
+        }
+        out.push(']');
+    }
+    let mut out = String::with_capacity(base.len() + tail.len() + 24);
+    out.push_str(base);
+    push_index(&mut out, i);
+    if let Some(j) = j {
+        out.push_str(".parts");
+        push_index(&mut out, j);
+    }
+    out.push_str(tail);
+    out
+}
+
 /// Where in an export [`load_export`] found a record, from its [`Origin::Export`]: the entry's
 /// index and, for a part, the part's index in that entry (`[3].parts[2]` → `(3, Some(2))`,
 /// `.messages[3].info` → `(3, None)`). `None` for any other origin.
@@ -579,6 +611,28 @@ pub fn export_place(origin: &Origin) -> Option<(usize, Option<usize>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_s_place_is_written_as_format_would_and_read_back() {
+        for (i, j) in [
+            (0, None),
+            (9, Some(10)),
+            (10, Some(0)),
+            (12_345, Some(99)),
+            (usize::MAX, Some(usize::MAX)),
+        ] {
+            for base in ["", ".messages"] {
+                let tail = if j.is_some() { "" } else { ".info" };
+                let want = match j {
+                    Some(j) => format!("{base}[{i}].parts[{j}]"),
+                    None => format!("{base}[{i}].info"),
+                };
+                let path = export_path(base, i, j, tail);
+                assert_eq!(path, want);
+                assert_eq!(export_place(&Origin::Export(path)), Some((i, j)));
+            }
+        }
+    }
 
     /// Where the scanner reads an export, it reads what serde reads: the same slices, or it
     /// leaves the export to serde. Each case is one way an export can be unusual.
