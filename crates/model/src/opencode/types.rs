@@ -429,12 +429,6 @@ impl std::fmt::Debug for JsonText {
     }
 }
 
-impl From<&str> for JsonText {
-    fn from(text: &str) -> Self {
-        JsonText::new(text)
-    }
-}
-
 /// True when `inner`, the text between a validated string literal's quotes, has only the escapes
 /// serde_json writes (see [`JsonText`]). Only `\u` and `\/` escapes can differ from those (the
 /// other escapes of validated text are serde's own), so only they are looked at: each found with
@@ -475,8 +469,8 @@ impl<'de> Deserialize<'de> for JsonText {
         // The literal, checked as serde checks any value (escapes, control characters).
         let raw = Box::<RawValue>::deserialize(d)?;
         let literal = raw.get();
-        if literal.starts_with('"') {
-            if escaped_as_serde(&literal[1..literal.len() - 1]) {
+        if let Some(inner) = literal.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+            if escaped_as_serde(inner) {
                 return Ok(JsonText(raw.into()));
             }
             // Another escaping: decoded (which refuses a lone surrogate, as a `String` does),
@@ -1453,6 +1447,12 @@ mod json_text_tests {
             (r#""\u001b[0m \u001f""#, r#""\u001b[0m \u001f""#),
             (r#""\u00e9\/""#, "\"é/\""),
             (r#""tab\tend""#, r#""tab\tend""#),
+            // Each control character with a short form, alone (its hex digit a letter or not).
+            (r#""\u000a""#, r#""\n""#),
+            (r#""\u000c""#, r#""\f""#),
+            (r#""\u000d""#, r#""\r""#),
+            (r#""\u0009""#, r#""\t""#),
+            (r#""\u000b""#, r#""\u000b""#),
         ] {
             let read: JsonText = serde_json::from_str(json).expect(json);
             assert_eq!(read.literal(), literal, "{json}");
