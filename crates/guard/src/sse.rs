@@ -171,7 +171,9 @@ fn finish_block(b: &Open) -> String {
         }
     }
     if let Some(i) = b.input.as_deref().filter(|i| !i.trim().is_empty()) {
-        if serde_json::from_str::<serde::de::IgnoredAny>(i).is_ok() {
+        // Read as the events themselves are read (a `Value`): skipping it (`IgnoredAny`) takes a
+        // number out of range, `1E999`, that reading the assembled message again refuses.
+        if serde_json::from_str::<serde_json::Value>(i).is_ok() {
             set("input", i.to_owned());
         } else {
             tracing::debug!(
