@@ -671,14 +671,36 @@ impl<'a> Transcript<'a> {
 /// The path of message `i` of an OpenCode export, or of its part `j`: `[3]`, `[3].parts[2]`,
 /// or under `messages` in an `opencode export` document (`document`: `messages[3].parts[2]`).
 pub fn export_path(document: bool, i: usize, j: Option<usize>) -> String {
-    let message = if document {
-        format!("messages[{i}]")
-    } else {
-        message_path(Format::Opencode, BodyKind::Request, i)
-    };
-    match j {
-        Some(j) => format!("{message}.parts[{j}]"),
-        None => message,
+    let mut out = String::with_capacity(32);
+    write_export_path(&mut out, document, i, j);
+    out
+}
+
+/// Appends [`export_path`] to `out`, without `format!`'s machinery: the OpenCode loader writes
+/// one for every record of a session it reads.
+pub fn write_export_path(out: &mut String, document: bool, i: usize, j: Option<usize>) {
+    fn push_index(out: &mut String, mut n: usize) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.push('[');
+        out.extend(digits[at..].iter().map(|&d| char::from(d)));
+        out.push(']');
+    }
+    if document {
+        out.push_str("messages");
+    }
+    push_index(out, i);
+    if let Some(j) = j {
+        out.push_str(".parts");
+        push_index(out, j);
     }
 }
 

@@ -553,8 +553,9 @@ fn pairing(s: &Session, branch: &[usize]) -> Vec<Issue> {
     out
 }
 
-/// Checks `s` for the model of its latest `model_change` / `model-snapshot` line (or `model`).
-pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
+/// The model `s`'s next request goes to: `model`, else its latest `model_change` /
+/// `model-snapshot` line's.
+fn session_target(s: &Session, model: Option<&str>) -> Target {
     let mut target = Target::of(s.current_model(&|_| false));
     if let Some(m) = model {
         let (p, _) = crate::wire::provider_of(m);
@@ -568,6 +569,12 @@ pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
             None,
         )));
     }
+    target
+}
+
+/// Checks `s` for the model of its latest `model_change` / `model-snapshot` line (or `model`).
+pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
+    let target = session_target(s, model);
     let (issues, branch) = analyse(s, &target);
     let findings = issues
         .into_iter()
@@ -582,19 +589,17 @@ pub fn check_session(s: &Session, model: Option<&str>) -> SessionCheck {
                     Fix::DropLine | Fix::Relink | Fix::Leave => None,
                 },
                 message: x.message,
-                repair: (x.fix != Fix::Leave).then(|| {
-                    match x.fix {
-                        Fix::DropLine => "drop the line (its children re-linked to its parent)",
-                        Fix::DropBlock(_) => "drop the thinking block whole (never edited)",
-                        Fix::RemovePartialJson(_) => "remove the leftover partialJson",
-                        Fix::AnswerCall(_) => {
-                            "add an error toolResult line for the call, as an interrupt leaves"
-                        }
-                        Fix::Relink => "re-link the line to the entry written before it",
-                        Fix::Leave => "",
+                repair: match x.fix {
+                    Fix::DropLine => Some("drop the line (its children re-linked to its parent)"),
+                    Fix::DropBlock(_) => Some("drop the thinking block whole (never edited)"),
+                    Fix::RemovePartialJson(_) => Some("remove the leftover partialJson"),
+                    Fix::AnswerCall(_) => {
+                        Some("add an error toolResult line for the call, as an interrupt leaves")
                     }
-                    .to_owned()
-                }),
+                    Fix::Relink => Some("re-link the line to the entry written before it"),
+                    Fix::Leave => None,
+                }
+                .map(str::to_owned),
             },
             line: Some(s.lines[x.line].number),
             uuid: s.lines[x.line].id.clone(),
@@ -669,9 +674,6 @@ fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Opti
     let mut answered: BTreeSet<(usize, &str)> = BTreeSet::new();
     for x in &issues {
         let l = &s.lines[x.line];
-        if x.fix == Fix::Leave {
-            continue;
-        }
         if let Fix::AnswerCall(k) = x.fix {
             let call = l
                 .content
@@ -871,7 +873,8 @@ fn thinking_blocks(s: &Session) -> Vec<String> {
 /// # Errors
 /// [`PlanError::Guard`] as above.
 pub fn plan(s: &Session, model: Option<&str>) -> Result<Plan, PlanError> {
-    let target = check_session(s, model).target;
+    // Only the target: each pass below analyses the session it sees.
+    let target = session_target(s, model);
     let mut changes = Vec::new();
     let mut current: Option<Session> = None;
     // A pass judges the active branch it sees; dropping that branch's leaf (a result for a call

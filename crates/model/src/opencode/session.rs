@@ -442,13 +442,13 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         None => serde_json::from_str::<Vec<ExportEntry<'_>>>(text)
             .map(|v| v.into_iter().map(Entry::from).collect::<Vec<_>>()),
     };
-    let (raw_info, entries, base) = match read {
-        Ok(entries) => (None, entries, String::new()),
+    let (raw_info, entries, document) = match read {
+        Ok(entries) => (None, entries, false),
         Err(array_err) => match serde_json::from_str::<ExportDocument<'_>>(text) {
             Ok(doc) => (
                 Some(doc.info),
                 doc.messages.into_iter().map(Entry::from).collect(),
-                ".messages".to_owned(),
+                true,
             ),
             Err(_) => return Err(invalid(array_err.to_string())),
         },
@@ -478,7 +478,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     let mut messages = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
         let (info, info_peeked) = entry.info;
-        let origin = Origin::Export(export_path(&base, i, None, ".info"));
+        let origin = export_origin(document, i, None);
         let parsed = parse_message_peeked(info, info_peeked);
         let mid = match &parsed {
             Ok((ids, _)) => ids.id.clone(),
@@ -503,7 +503,10 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         ) else {
             if !entry.parts.is_empty() {
                 problems.push(problem(
-                    Origin::Export(format!("{base}[{i}].parts")),
+                    Origin::Export(format!(
+                        "{}[{i}].parts",
+                        if document { ".messages" } else { "" }
+                    )),
                     ProblemKind::OrphanParts {
                         message_id: String::new(),
                         count: entry.parts.len(),
@@ -514,7 +517,7 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
         };
         message.parts.reserve(entry.parts.len());
         for (j, (raw, peeked)) in entry.parts.into_iter().enumerate() {
-            let origin = Origin::Export(export_path(&base, i, Some(j), ""));
+            let origin = export_origin(document, i, Some(j));
             // The export's part has its id only in its body: one parse gives both (the ids
             // alone, as `BodyIds` reads them, when the part does not parse).
             let parsed = parse_part_peeked(raw, peeked);
@@ -554,36 +557,18 @@ pub fn load_export(text: &str, origin: &str) -> Result<Session, OpencodeError> {
     })
 }
 
-/// `{base}[{i}]` then `.parts[{j}]` when `j` is given, then `tail`: a record's place in an
-/// export, written without `format!`'s machinery (it is made for every record of a session).
-fn export_path(base: &str, i: usize, j: Option<usize>, tail: &str) -> String {
-    fn push_index(out: &mut String, n: usize) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = n;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        out.push('[');
-        for &d in &digits[at..] {
-            out.push(char::from(d));
-        }
-        out.push(']');
+/// The origin of a record of an export: where [`crate::view::export_path`] places it, after a
+/// `.` in a document (`.messages[3].info`, `[3].parts[2]`), which [`export_place`] reads back.
+fn export_origin(document: bool, i: usize, j: Option<usize>) -> Origin {
+    let mut out = String::with_capacity(32);
+    if document {
+        out.push('.');
     }
-    let mut out = String::with_capacity(base.len() + tail.len() + 24);
-    out.push_str(base);
-    push_index(&mut out, i);
-    if let Some(j) = j {
-        out.push_str(".parts");
-        push_index(&mut out, j);
+    crate::view::write_export_path(&mut out, document, i, j);
+    if j.is_none() {
+        out.push_str(".info");
     }
-    out.push_str(tail);
-    out
+    Origin::Export(out)
 }
 
 /// Where in an export [`load_export`] found a record, from its [`Origin::Export`]: the entry's
@@ -621,15 +606,14 @@ mod tests {
             (12_345, Some(99)),
             (usize::MAX, Some(usize::MAX)),
         ] {
-            for base in ["", ".messages"] {
-                let tail = if j.is_some() { "" } else { ".info" };
+            for (document, base) in [(false, ""), (true, ".messages")] {
                 let want = match j {
                     Some(j) => format!("{base}[{i}].parts[{j}]"),
                     None => format!("{base}[{i}].info"),
                 };
-                let path = export_path(base, i, j, tail);
-                assert_eq!(path, want);
-                assert_eq!(export_place(&Origin::Export(path)), Some((i, j)));
+                let origin = export_origin(document, i, j);
+                assert_eq!(origin, Origin::Export(want));
+                assert_eq!(export_place(&origin), Some((i, j)));
             }
         }
     }

@@ -440,58 +440,35 @@ fn escaped_as_serde(inner: &str) -> bool {
     if memchr::memmem::find_iter(b, b"\\/").any(escape_at) {
         return false;
     }
+    // serde_json writes `\u00xx`, lower-case, for a control character without a short form
+    // (all below 0x20 but `\b` 08, `\t` 09, `\n` 0a, `\f` 0c, `\r` 0d).
     memchr::memmem::find_iter(b, b"\\u").all(|i| {
         !escape_at(i)
-            || match b.get(i + 2..i + 6) {
+            || matches!(
+                b.get(i + 2..i + 6),
                 Some(
-                    &[
-                        b'0',
-                        b'0',
-                        h @ (b'0' | b'1'),
-                        l @ (b'0'..=b'9' | b'a'..=b'f'),
-                    ],
-                ) => {
-                    let low = if l.is_ascii_digit() {
-                        l - b'0'
-                    } else {
-                        l - b'a' + 10
-                    };
-                    !matches!((h - b'0') * 16 + low, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
-                }
-                _ => false,
-            }
+                    [b'0', b'0', b'0', b'0'..=b'7' | b'b' | b'e' | b'f']
+                    | [b'0', b'0', b'1', b'0'..=b'9' | b'a'..=b'f'],
+                )
+            )
     })
 }
 
 impl<'de> Deserialize<'de> for JsonText {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::{Error, Unexpected};
+        use serde::de::Error;
         // The literal, checked as serde checks any value (escapes, control characters).
         let raw = Box::<RawValue>::deserialize(d)?;
         let literal = raw.get();
-        if let Some(inner) = literal.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
-            if escaped_as_serde(inner) {
-                return Ok(JsonText(raw.into()));
-            }
-            // Another escaping: decoded (which refuses a lone surrogate, as a `String` does),
-            // then escaped as serde_json does.
-            let text: String = serde_json::from_str(literal).map_err(D::Error::custom)?;
-            return Ok(JsonText::new(&text));
+        if let Some(inner) = literal.strip_prefix('"').and_then(|l| l.strip_suffix('"'))
+            && escaped_as_serde(inner)
+        {
+            return Ok(JsonText(raw.into()));
         }
-        let value: Value = serde_json::from_str(literal).map_err(D::Error::custom)?;
-        let unexpected = match &value {
-            Value::Null => Unexpected::Unit,
-            Value::Bool(b) => Unexpected::Bool(*b),
-            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => Unexpected::Unsigned(u),
-                (None, Some(i)) => Unexpected::Signed(i),
-                _ => Unexpected::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-            Value::String(_) => Unexpected::Str(""),
-            Value::Array(_) => Unexpected::Seq,
-            Value::Object(_) => Unexpected::Map,
-        };
-        Err(D::Error::invalid_type(unexpected, &"a string"))
+        // Another escaping, decoded (which refuses a lone surrogate, as a `String` does) and
+        // escaped as serde_json does; or no string, refused as a `String` refuses it.
+        let text: String = serde_json::from_str(literal).map_err(D::Error::custom)?;
+        Ok(JsonText::new(&text))
     }
 }
 
