@@ -11,6 +11,7 @@ mod mutants;
 mod parse;
 mod publish;
 mod rules;
+mod unsafe_code;
 mod verify;
 
 use std::path::{Path, PathBuf};

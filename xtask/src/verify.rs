@@ -325,6 +325,17 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         layering,
         "cargo xtask publish",
     )?;
+    let started = Instant::now();
+    let unsafe_elsewhere = crate::unsafe_code::only_where_allowed(&root)
+        .err()
+        .map(|e| e.to_string());
+    v.finish(
+        "unsafe code in one module",
+        started.elapsed(),
+        String::new(),
+        unsafe_elsewhere,
+        "cargo test -p xtask unsafe_code",
+    )?;
     v.step(
         "publish dry run",
         &crate::publish::command(&root, false),

@@ -11,6 +11,8 @@ mod check;
 mod classify;
 mod claude_code;
 mod codex;
+#[cfg(all(target_os = "linux", not(feature = "mimalloc")))]
+mod hugepages;
 mod input;
 mod inspect;
 mod openclaw;
@@ -28,6 +30,12 @@ use clap::{Parser, Subcommand};
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Without it, on Linux, the system's allocator with huge pages for large buffers
+/// ([`hugepages`]).
+#[cfg(all(target_os = "linux", not(feature = "mimalloc")))]
+#[global_allocator]
+static GLOBAL: hugepages::HugePages = hugepages::HugePages;
 
 /// Keep LLM conversation transcripts valid for the provider APIs that check them.
 #[derive(Parser, Debug)]
