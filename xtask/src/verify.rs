@@ -136,6 +136,19 @@ impl Verify {
         Ok(counts)
     }
 
+    /// Runs a check of this process's own (no command) as a step named `name`, its error as the
+    /// step's failure; `reproduce` says how to run it alone.
+    fn in_process(
+        &mut self,
+        name: &str,
+        reproduce: &str,
+        check: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let problem = check().err().map(|e| e.to_string());
+        self.finish(name, started.elapsed(), String::new(), problem, reproduce)
+    }
+
     /// Records a step's result, printing `<== name: ok (time)` or the failure and how to
     /// reproduce it.
     fn finish(
@@ -314,27 +327,13 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         Check::Status,
     )?;
 
-    let started = Instant::now();
-    let layering = crate::publish::no_sqlite_below_stores(&root)
-        .err()
-        .map(|e| e.to_string());
-    v.finish(
-        "no SQLite below stores",
-        started.elapsed(),
-        String::new(),
-        layering,
-        "cargo xtask publish",
-    )?;
-    let started = Instant::now();
-    let unsafe_elsewhere = crate::unsafe_code::only_where_allowed(&root)
-        .err()
-        .map(|e| e.to_string());
-    v.finish(
+    v.in_process("no SQLite below stores", "cargo xtask publish", || {
+        crate::publish::no_sqlite_below_stores(&root)
+    })?;
+    v.in_process(
         "unsafe code in one module",
-        started.elapsed(),
-        String::new(),
-        unsafe_elsewhere,
         "cargo test -p xtask unsafe_code",
+        || crate::unsafe_code::only_where_allowed(&root),
     )?;
     v.step(
         "publish dry run",
