@@ -28,22 +28,29 @@ pub const FROM: usize = 2 * HUGE;
 /// The system allocator, with allocations of [`FROM`] bytes or more advised to use huge pages.
 pub struct HugePages;
 
-/// The whole huge pages inside `[ptr, ptr + len)`, as a start and an end, if there are any.
+/// The whole huge pages inside `[ptr, ptr + len)`, as their start and length, if there are any.
 fn huge_range(ptr: usize, len: usize) -> Option<(usize, usize)> {
     let start = ptr.checked_next_multiple_of(HUGE)?;
     let end = ptr.checked_add(len)? & !(HUGE - 1);
-    (end > start).then_some((start, end))
+    end.checked_sub(start)
+        .filter(|&n| n > 0)
+        .map(|n| (start, n))
+}
+
+/// Whether an allocation of `size` bytes is advised.
+fn advised_size(size: usize) -> bool {
+    size >= FROM
 }
 
 /// Asks the kernel to back the whole huge pages inside `[ptr, ptr + len)` with huge pages.
 fn advise(ptr: *mut u8, len: usize) {
-    if let Some((start, end)) = huge_range(ptr as usize, len) {
-        // SAFETY: `[start, end)` lies inside an allocation the caller has just received and
-        // owns. `MADV_HUGEPAGE` is advice: it changes neither the mapping's contents nor its
+    if let Some((start, len)) = huge_range(ptr as usize, len) {
+        // SAFETY: `[start, start + len)` lies inside an allocation the caller has just received
+        // and owns. `MADV_HUGEPAGE` is advice: it changes neither the mapping's contents nor its
         // protection, and when the kernel refuses it (no transparent huge pages) the memory
         // stays as it was, so the result is not looked at.
         unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
     }
 }
@@ -54,7 +61,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc`, passed on.
         let ptr = unsafe { System.alloc(layout) };
-        if layout.size() >= FROM && !ptr.is_null() {
+        if advised_size(layout.size()) && !ptr.is_null() {
             advise(ptr, layout.size());
         }
         ptr
@@ -63,7 +70,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
         let ptr = unsafe { System.alloc_zeroed(layout) };
-        if layout.size() >= FROM && !ptr.is_null() {
+        if advised_size(layout.size()) && !ptr.is_null() {
             advise(ptr, layout.size());
         }
         ptr
@@ -77,7 +84,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract for `realloc`; `ptr` came from `System` with `layout`.
         let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if new_size >= FROM && !new.is_null() {
+        if advised_size(new_size) && !new.is_null() {
             advise(new, new_size);
         }
         new
@@ -168,11 +175,24 @@ mod tests {
         assert_eq!(huge_range(base, HUGE), None);
         assert_eq!(huge_range(base, 2 * HUGE - 8192), None);
         // The start rounded up, the end rounded down: never outside the allocation.
-        assert_eq!(huge_range(base, 2 * HUGE), Some((8 * HUGE, 9 * HUGE)));
-        assert_eq!(huge_range(base, 3 * HUGE), Some((8 * HUGE, 10 * HUGE)));
-        assert_eq!(huge_range(8 * HUGE, 2 * HUGE), Some((8 * HUGE, 10 * HUGE)));
+        assert_eq!(huge_range(base, 2 * HUGE), Some((8 * HUGE, HUGE)));
+        assert_eq!(huge_range(base, 3 * HUGE), Some((8 * HUGE, 2 * HUGE)));
+        assert_eq!(huge_range(8 * HUGE, 2 * HUGE), Some((8 * HUGE, 2 * HUGE)));
         // An allocation at the top of the address space does not wrap.
         assert_eq!(huge_range(usize::MAX - HUGE, HUGE), None);
         assert_eq!(huge_range(usize::MAX - 4095, 4095), None);
+    }
+
+    #[test]
+    fn allocations_from_four_mebibytes_up_are_advised() {
+        for (size, expect) in [
+            (0, false),
+            (HUGE, false),
+            (4 * 1024 * 1024 - 1, false),
+            (4 * 1024 * 1024, true),
+            (100 * 1024 * 1024, true),
+        ] {
+            assert_eq!(advised_size(size), expect, "{size}");
+        }
     }
 }
