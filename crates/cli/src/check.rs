@@ -403,16 +403,14 @@ fn human_report(name: &str, r: &Report) -> String {
     out
 }
 
-/// Writes `text` to `path` atomically; with `backup`, the old file is first copied to
-/// `path.bak`.
-fn write_atomically(path: &Path, text: &str, backup: bool) -> Result<(), String> {
-    if backup {
-        let mut bak = path.as_os_str().to_owned();
-        bak.push(".bak");
-        let bak = Path::new(&bak);
-        std::fs::copy(path, bak).map_err(|e| format!("{}: {e}", bak.display()))?;
-    }
-    crate::input::write_file(path, text.as_bytes())
+/// Copies `path` to `path.bak`, before it is replaced.
+fn backup(path: &Path) -> Result<(), String> {
+    let mut bak = path.as_os_str().to_owned();
+    bak.push(".bak");
+    let bak = Path::new(&bak);
+    std::fs::copy(path, bak)
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e}", bak.display()))
 }
 
 pub fn run_repair(a: &RepairArgs) -> ExitCode {
@@ -468,41 +466,79 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    let fixed = match turnkeeper::repair(&tr, &opts) {
-        Ok(r) => r,
+    // A body bound for a file is written to the file's temporary twin while the repair's last
+    // pass still judges it (`repair_into_overlapping`), and renamed over the file once it is
+    // known to be final: the write overlaps the judging instead of following it.
+    let mut buf = String::new();
+    let done = match body_file(a) {
+        Some(file) => turnkeeper::repair_into_overlapping(&tr, &opts, &mut buf, |body| {
+            turnkeeper::stage(file, body.as_bytes())
+        }),
+        None => turnkeeper::repair_into(&tr, &opts, &mut buf).map(|done| (done, None)),
+    };
+    let (done, early) = match done {
+        Ok(d) => d,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    finish_repair(a, &name, &fixed)
+    let staged = early
+        .filter(|e| e.is_final)
+        .and_then(|e| e.value.ok().flatten());
+    finish_staged(a, &name, &done.report, done.body(text, &buf), staged)
+}
+
+/// The regular file (or new path) a repair's body goes to, when it is one: `--in-place`'s
+/// file, or `-o FILE`; `None` for standard output.
+fn body_file(a: &RepairArgs) -> Option<&Path> {
+    if a.in_place {
+        a.target.file.as_deref()
+    } else {
+        a.output.as_deref().filter(|p| !crate::input::is_stdout(p))
+    }
 }
 
 /// Reports a repair and writes its body where `a` says.
 fn finish_repair(a: &RepairArgs, name: &str, fixed: &turnkeeper::Repaired<'_>) -> ExitCode {
+    finish_staged(a, name, &fixed.report, &fixed.body, None)
+}
+
+/// Reports a repair and writes its `body` where `a` says; `staged`, when given, holds that body
+/// already written beside its file ([`body_file`]) and is renamed over it instead of written
+/// again (left uncommitted, it is removed).
+fn finish_staged(
+    a: &RepairArgs,
+    name: &str,
+    report: &Report,
+    body: &str,
+    staged: Option<turnkeeper::Staged>,
+) -> ExitCode {
     let t = &a.target;
-    eprint!("{}", human_report(name, &fixed.report));
+    eprint!("{}", human_report(name, report));
     if let Some(p) = &a.report {
-        let text = report_json(&fixed.report).to_string();
+        let text = report_json(report).to_string();
         if let Err(e) = write_output(p, text.as_bytes()) {
             return fail(e);
         }
     }
     let written = if a.in_place {
-        if fixed.report.is_empty() {
-            Ok(())
-        } else {
-            t.file
-                .as_deref()
-                .map_or(Ok(()), |f| write_atomically(f, &fixed.body, true))
+        match t.file.as_deref() {
+            Some(_) if report.is_empty() => Ok(()),
+            Some(f) => backup(f).and_then(|()| match staged {
+                Some(s) => s.commit().map_err(|e| format!("{}: {e}", f.display())),
+                None => crate::input::write_file(f, body.as_bytes()),
+            }),
+            None => Ok(()),
         }
     } else {
-        write_output(
-            a.output.as_deref().unwrap_or(Path::new("-")),
-            fixed.body.as_bytes(),
-        )
+        let to = a.output.as_deref().unwrap_or(Path::new("-"));
+        match staged {
+            Some(s) => s.commit().map_err(|e| format!("{}: {e}", to.display())),
+            None => write_output(to, body.as_bytes()),
+        }
     };
     if let Err(e) = written {
         return fail(e);
     }
-    if fixed.report.has_errors() {
+    if report.has_errors() {
         ExitCode::from(3)
     } else {
         ExitCode::SUCCESS

@@ -45,36 +45,108 @@ pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()
 /// # Errors
 /// The first I/O error; `path` is then unchanged.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let replaces = match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+    match stage(path, bytes)? {
+        Some(staged) => staged.commit(),
+        None => {
             let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            return f.write_all(bytes).and_then(|()| f.flush());
+            f.write_all(bytes).and_then(|()| f.flush())
         }
+    }
+}
+
+/// The first half of [`write_atomically`]: writes `bytes` to the temporary file beside `path`
+/// and returns it, to be renamed over `path` by [`Staged::commit`] once the caller knows that
+/// these are the bytes it wants there. A [`Staged`] dropped without a commit removes its
+/// temporary file, and `path` is as it was. A caller can so write a body while it is still
+/// deciding whether the body is final.
+///
+/// `None` when `path` exists and is not a regular file (a device, a FIFO): such a path is not
+/// replaced, and nothing was written (write to it with [`write_atomically`]).
+///
+/// # Errors
+/// The first I/O error; `path` is then unchanged and no temporary file is left.
+pub fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Option<Staged>> {
+    let replaces = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => return Ok(None),
         Ok(_) => true,
         Err(_) => false,
     };
-    write_with(path, bytes, false, replaces)
+    stage_with(path, bytes, false, replaces).map(Some)
+}
+
+/// A body written to the temporary file beside its target, not yet renamed over it ([`stage`]).
+#[derive(Debug)]
+#[must_use = "a staged file is removed unless it is committed"]
+pub struct Staged {
+    /// The target.
+    path: PathBuf,
+    /// The target's directory, synced after the rename when `sync`.
+    dir: PathBuf,
+    /// The temporary file; `None` once renamed.
+    tmp: Option<PathBuf>,
+    /// Whether the target is replaced, so the file and the rename are made durable.
+    sync: bool,
+}
+
+impl Staged {
+    /// Renames the temporary file over the target (syncing it first when it replaces a file,
+    /// and the directory after).
+    ///
+    /// # Errors
+    /// The first I/O error; the target is then unchanged and the temporary file removed.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        let Some(tmp) = self.tmp.take() else {
+            return Ok(());
+        };
+        if let Err(e) = std::fs::rename(&tmp, &self.path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        // The rename is durable once the directory is; a failure here leaves the new file in
+        // place.
+        if self.sync
+            && let Ok(d) = std::fs::File::open(&self.dir)
+        {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    /// Removes the temporary file of a body that was not committed.
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
 
 fn write_with(path: &Path, bytes: &[u8], private: bool, sync: bool) -> std::io::Result<()> {
+    stage_with(path, bytes, private, sync)?.commit()
+}
+
+/// Writes `bytes` to the temporary file for `path` (synced when `sync`), removing it on failure.
+fn stage_with(path: &Path, bytes: &[u8], private: bool, sync: bool) -> std::io::Result<Staged> {
     let (dir, tmp) = temp_path(path)?;
-    let result = (|| {
+    let written = (|| {
         let mut f = create(&tmp, private)?;
         f.write_all(bytes)?;
         if sync {
             f.sync_all()?;
         }
-        std::fs::rename(&tmp, path)
+        Ok(())
     })();
-    if let Err(e) = result {
+    if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
-    // The rename is durable once the directory is; a failure here leaves the new file in place.
-    if sync && let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    Ok(Staged {
+        path: path.to_owned(),
+        dir,
+        tmp: Some(tmp),
+        sync,
+    })
 }
 
 /// The directory of `path` (`.` for a bare file name) and the temporary file beside it,
@@ -204,6 +276,51 @@ mod tests {
             1,
             "no temporary left"
         );
+        Ok(())
+    }
+
+    /// What a directory holds, by name.
+    fn names(dir: &Path) -> std::io::Result<Vec<String>> {
+        let mut n = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        n.sort();
+        Ok(n)
+    }
+
+    /// A staged body is in place once committed, and dropped uncommitted it leaves the target
+    /// as it was and no temporary file, whether the target existed or not.
+    #[test]
+    fn a_staged_body_lands_only_when_committed() -> std::io::Result<()> {
+        for existed in [false, true] {
+            let dir = tempfile::tempdir()?;
+            let p = dir.path().join("out.json");
+            if existed {
+                std::fs::write(&p, "old")?;
+            }
+            let before = names(dir.path())?;
+            let staged = stage(&p, b"new")?.expect("a regular path is staged");
+            assert_eq!(
+                names(dir.path())?.len(),
+                before.len() + 1,
+                "the temporary file"
+            );
+            drop(staged);
+            assert_eq!(names(dir.path())?, before, "existed: {existed}");
+            assert_eq!(std::fs::read(&p).ok(), existed.then(|| b"old".to_vec()));
+
+            stage(&p, b"new")?.expect("staged again").commit()?;
+            assert_eq!(std::fs::read(&p)?, b"new");
+            assert_eq!(names(dir.path())?, ["out.json"], "existed: {existed}");
+        }
+        Ok(())
+    }
+
+    /// A device is not staged: it would be replaced by a regular file.
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_not_staged() -> std::io::Result<()> {
+        assert!(stage(Path::new("/dev/null"), b"body")?.is_none());
         Ok(())
     }
 }

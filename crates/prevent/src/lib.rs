@@ -278,20 +278,88 @@ pub fn repair_into(
     opts: &Options<'_>,
     out: &mut String,
 ) -> Result<RepairedInto, PreventError> {
-    let res = repair_passes(t, opts, out);
+    let res = repair_passes(t, opts, out, None::<fn(&str)>).map(|(done, _)| done);
     if res.is_err() {
         out.clear();
     }
     res
 }
 
-/// The passes of [`repair_into`]: the first on `t`, then, while a pass changes something, the
-/// next on the body the last one wrote into `out`.
-fn repair_passes(
+/// What [`repair_into_overlapping`]'s `early` returned, and whether the body it was given is
+/// the final one.
+#[derive(Debug)]
+pub struct Early<R> {
+    /// What `early` returned.
+    pub value: R,
+    /// Whether the body `early` was given is the repaired body: the buffer holds those very
+    /// bytes. When it is not, a later pass changed the body again (rare: a repair that exposed
+    /// more to repair), and what `early` did with its body is to be undone.
+    pub is_final: bool,
+}
+
+/// [`repair_into`], handing the first pass's body to `early` on a thread of its own while the
+/// second pass reads and judges that body: a caller that writes the body out (to a temporary
+/// file it renames only once the repair is known to be done) overlaps the writing with the
+/// judging instead of following it. The body, the report and the errors are those of
+/// [`repair_into`].
+///
+/// `early` is called at most once: not when the input needed no change ([`BodyAt::Input`]).
+/// Its result comes back with whether its body is the final one ([`Early::is_final`]); when the
+/// repair fails, it is dropped.
+///
+/// # Errors
+/// As [`repair_into`].
+///
+/// # Panics
+/// When `early` panics (the panic is carried on to the caller's thread).
+pub fn repair_into_overlapping<R, E>(
     t: &Transcript<'_>,
     opts: &Options<'_>,
     out: &mut String,
-) -> Result<RepairedInto, PreventError> {
+    early: E,
+) -> Result<(RepairedInto, Option<Early<R>>), PreventError>
+where
+    R: Send,
+    E: FnOnce(&str) -> R + Send,
+{
+    let res = repair_passes(t, opts, out, Some(early));
+    if res.is_err() {
+        out.clear();
+    }
+    res
+}
+
+/// [`Draft::kept`], [`Draft::derived`] and [`Draft::block_origins`] of a pass.
+type MessageOrigins = (
+    Vec<Option<u32>>,
+    Vec<Option<u32>>,
+    Vec<Option<Vec<Option<u32>>>>,
+);
+
+/// How a later pass of [`repair_passes`] ended: it changed the body again (its summary and
+/// origin maps), or it found what is left.
+enum PassEnd {
+    /// The pass wrote a new body into the spare buffer: what it did, and for each message of
+    /// that body the message of this pass's body it copies, comes from, and its blocks' origins
+    /// ([`Draft::kept`], [`Draft::derived`], [`Draft::block_origins`]).
+    Changed(Sink, MessageOrigins),
+    /// Nothing more to change: the findings left.
+    Done(Vec<Finding>),
+}
+
+/// The passes of [`repair_into`]: the first on `t`, then, while a pass changes something, the
+/// next on the body the last one wrote into `out`. `early`, when given, gets the first pass's
+/// body on a thread of its own while the second pass runs ([`repair_into_overlapping`]).
+fn repair_passes<R, E>(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    out: &mut String,
+    mut early: Option<E>,
+) -> Result<(RepairedInto, Option<Early<R>>), PreventError>
+where
+    R: Send,
+    E: FnOnce(&str) -> R + Send,
+{
     let (d, s, _mode) = pipeline(t, opts, true);
     let mut report = Report {
         changes: s.changes,
@@ -308,10 +376,13 @@ fn repair_passes(
         } else {
             s.findings
         };
-        return Ok(RepairedInto {
-            body: BodyAt::Input,
-            report,
-        });
+        return Ok((
+            RepairedInto {
+                body: BodyAt::Input,
+                report,
+            },
+            None,
+        ));
     }
     // The guard: every thinking block of the input (which is unchanged) must come out byte for
     // byte or be reported removed. What it checks is recorded once the last pass is known (the
@@ -340,34 +411,55 @@ fn repair_passes(
     // A third pass (rare) writes its body here while it reads `out`, then the two swap.
     let mut spare = String::new();
     let mut pass = 2;
+    let mut early_value: Option<Early<R>> = None;
     loop {
         let again = next_pass_options(opts, &report);
-        let next = {
+        let body: &str = out;
+        // This pass: the body read (the second pass reusing the input's reading of the messages
+        // the first left alone, later ones reading it all), the pipeline run on it, and what it
+        // wrote into `spare` or, when it changed nothing, the guard's verdict and what is left.
+        let run = |spare: &mut String| -> Result<PassEnd, PreventError> {
             let (out_t, copies) = if pass == 2 {
-                read_reusing_copies(out, t, &kept).map(|(o, c)| (o, Some(c)))
+                read_reusing_copies(body, t, &kept).map(|(o, c)| (o, Some(c)))
             } else {
-                read(out, FormatHint::Exactly(t.format)).map(|o| (o, None))
+                read(body, FormatHint::Exactly(t.format)).map(|o| (o, None))
             }
             .map_err(|e| GuardViolation::Unreadable(e.to_string()))?;
-            let outcome = if pass <= MAX_PASSES {
+            let findings_left = if pass <= MAX_PASSES {
                 let (d2, s2, _) = pipeline(&out_t, &again, true);
                 let k2 = (d2.kept(), d2.derived(), d2.block_origins());
-                if d2.output_into(&mut spare) {
-                    Ok((s2, k2))
-                } else {
-                    Err(s2.findings)
+                if d2.output_into(spare) {
+                    return Ok(PassEnd::Changed(s2, k2));
                 }
+                s2.findings
             } else {
                 // Still changing after the last pass: what is left is what `check` finds.
-                Err(check(&out_t, &again))
+                check(&out_t, &again)
             };
-            match outcome {
-                Ok(next) => next,
-                Err(findings_left) => {
-                    guard(t, &out_t, copies.as_deref(), &restored, removed)?;
-                    report.findings_left = findings_left;
-                    break;
-                }
+            guard(t, &out_t, copies.as_deref(), &restored, removed)?;
+            Ok(PassEnd::Done(findings_left))
+        };
+        let end = match early.take() {
+            // The first pass's body goes to `early` while this pass judges it.
+            Some(early) => std::thread::scope(|scope| {
+                let handed = scope.spawn(move || early(body));
+                let end = run(&mut spare);
+                let value = handed
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                early_value = Some(Early {
+                    value,
+                    is_final: matches!(end, Ok(PassEnd::Done(_))),
+                });
+                end
+            }),
+            None => run(&mut spare),
+        }?;
+        let next = match end {
+            PassEnd::Changed(s2, k2) => (s2, k2),
+            PassEnd::Done(findings_left) => {
+                report.findings_left = findings_left;
+                break;
             }
         };
         let (s2, (k2, w2, b2)) = next;
@@ -417,10 +509,13 @@ fn repair_passes(
         std::mem::swap(out, &mut spare);
         pass += 1;
     }
-    Ok(RepairedInto {
-        body: BodyAt::Buffer,
-        report,
-    })
+    Ok((
+        RepairedInto {
+            body: BodyAt::Buffer,
+            report,
+        },
+        early_value,
+    ))
 }
 
 /// Checks the final body `out_t` against the thinking blocks of the input `t`: none altered or
@@ -787,5 +882,67 @@ mod tests {
                 "AN-05 removed_block messages[1].content[0] (pass 3)",
             ]
         );
+    }
+
+    /// `repair_into_overlapping` gives the body and report of `repair_into`, and hands `early`
+    /// the first pass's body: `expect` is `None` when `early` must not be called (nothing to
+    /// change), else whether that body is the final one.
+    fn check_overlapping(input: &str, expect: Option<bool>) {
+        let t = read(input, FormatHint::Auto).expect("the case reads");
+        let opts = Options::default();
+        let mut plain = String::new();
+        let want = repair_into(&t, &opts, &mut plain).expect("repair_into");
+        let mut buf = String::new();
+        let (got, early) = repair_into_overlapping(&t, &opts, &mut buf, str::to_owned)
+            .expect("repair_into_overlapping");
+        assert_eq!(got.body, want.body, "{input}");
+        assert_eq!(buf, plain, "{input}");
+        assert_eq!(got.report, want.report, "{input}");
+        assert_eq!(early.as_ref().map(|e| e.is_final), expect, "{input}");
+        if let Some(e) = early {
+            // The first pass's body: the final one, or one a later pass changed.
+            assert_eq!(e.value == buf, e.is_final, "{input}");
+        }
+    }
+
+    #[test]
+    fn the_first_body_is_handed_over_while_the_next_pass_judges_it() {
+        use crate::rules::common::testing::{MANUAL, body, thinking};
+        // Valid: nothing to hand over.
+        check_overlapping(
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#,
+            None,
+        );
+        // One pass: the body handed over is the final one.
+        check_overlapping(
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":""}]}]}"#,
+            Some(true),
+        );
+        // Two passes (AN-01 then AN-03 in pass 2): the first body is not the final one.
+        check_overlapping(
+            &body(
+                "claude-sonnet-4-5",
+                MANUAL,
+                &format!(
+                    r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}}]}},{{"role":"assistant","content":[{{"type":"thinking","thinking":"x","signature":""}},{},{{"type":"text","text":"a"}}]}}"#,
+                    thinking("t")
+                ),
+            ),
+            Some(false),
+        );
+    }
+
+    /// A panic in `early` is carried on to the caller's thread, not lost with its thread.
+    #[test]
+    fn a_panic_in_early_reaches_the_caller() {
+        let input = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":""}]}]}"#;
+        let t = read(input, FormatHint::Auto).expect("reads");
+        let mut buf = String::new();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            repair_into_overlapping(&t, &Options::default(), &mut buf, |_| {
+                panic!("early failed")
+            })
+        }));
+        assert!(caught.is_err());
     }
 }

@@ -30,7 +30,9 @@
 //!   the turn store and [`write_atomically`].
 //! - **Lower level:** [`read`] gives the lossless [`Transcript`] view ([`transcript`]) that
 //!   [`check`], [`repair`] and [`repair_into`] take, for callers that read once and judge
-//!   several times, or render findings at their place.
+//!   several times, or render findings at their place. A caller that writes a large repaired
+//!   body to a file can [`stage`] it from [`repair_into_overlapping`] while the repair still
+//!   judges it, and commit it once it is final.
 //!
 //! Errors are [`Error`] (reading, repairing, session exports and stores), with
 //! [`recovery::RecoverError`], [`turns::TurnStoreError`] and, behind `stores`,
@@ -92,7 +94,7 @@ pub use error_class::{ErrorClass, HasErrorClass};
 pub use inspect::{Inspection, MessageSummary, WireTarget, inspect};
 pub use recovery::{classify, recover};
 pub use turnkeeper_guard::TurnStore;
-pub use turnkeeper_guard::fsio::write_atomically;
+pub use turnkeeper_guard::fsio::{Staged, stage, write_atomically};
 pub use turnkeeper_model::read::{read, utf8};
 pub use turnkeeper_model::{BodyKind, Format, FormatHint, ModelError, Sniffed, Transcript};
 /// Why a repair could not produce a body: the input could not be read, or (a turnkeeper bug) a
@@ -100,9 +102,10 @@ pub use turnkeeper_model::{BodyKind, Format, FormatHint, ModelError, Sniffed, Tr
 pub use turnkeeper_prevent::PreventError as RepairError;
 pub use turnkeeper_prevent::wire::{Provider, provider_of};
 pub use turnkeeper_prevent::{
-    BINDING_BETA, BodyAt, Change, ChangeAction, Finding, MissingThinking, Mode, Options, Policy,
-    PrefixEdit, Profile, ProfileOverrides, Repaired, RepairedInto, Report, RequestChange, RuleId,
-    Severity, ToolIdForm, UnknownRuleId, check, profile_for, repair, repair_into,
+    BINDING_BETA, BodyAt, Change, ChangeAction, Early, Finding, MissingThinking, Mode, Options,
+    Policy, PrefixEdit, Profile, ProfileOverrides, Repaired, RepairedInto, Report, RequestChange,
+    RuleId, Severity, ToolIdForm, UnknownRuleId, check, profile_for, repair, repair_into,
+    repair_into_overlapping,
 };
 
 /// Tells the format of `body` from its own signs, and why (see [`Sniffed`]).

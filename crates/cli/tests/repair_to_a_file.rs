@@ -1,0 +1,95 @@
+//! `repair -o FILE` and `repair --in-place` write the body beside the file while the repair's
+//! last pass still judges it, and rename it over the file only once it is final. Whatever the
+//! number of passes, the file ends up holding the repaired body, nothing else is left in its
+//! directory, and `--in-place` keeps the old bytes in `FILE.bak`.
+
+mod common;
+
+use std::path::Path;
+
+use common::stderr;
+
+/// How the body is written.
+#[derive(Clone, Copy, Debug)]
+enum To {
+    /// `-o out.json`, a file that does not exist yet.
+    NewFile,
+    /// `-o out.json` over a file that holds something else.
+    ExistingFile,
+    /// `--in-place`.
+    InPlace,
+}
+
+/// What a directory holds, by name.
+fn names(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+        .expect("lists")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+/// Repairs `input` (in `in.json`) to `to`, and checks the exit code, the body written, and
+/// what the directory holds afterwards.
+fn check(input: &str, to: To, expect: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("in.json");
+    std::fs::write(&file, input).expect("writes the input");
+    let out = dir.path().join("out.json");
+    if let To::ExistingFile = to {
+        std::fs::write(&out, "old bytes").expect("writes the old output");
+    }
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnkeeper"));
+    cmd.arg("repair").arg(&file);
+    match to {
+        To::NewFile | To::ExistingFile => cmd.arg("-o").arg(&out),
+        To::InPlace => cmd.arg("--in-place"),
+    };
+    let o = cmd.output().expect("runs the binary");
+    assert_eq!(o.status.code(), Some(0), "{to:?}: {}", stderr(&o));
+    let (written, names_after) = match to {
+        To::NewFile | To::ExistingFile => (&out, vec!["in.json", "out.json"]),
+        To::InPlace if input == expect => (&file, vec!["in.json"]),
+        To::InPlace => (&file, vec!["in.json", "in.json.bak"]),
+    };
+    let body = std::fs::read_to_string(written).expect("reads the body written");
+    assert_eq!(body, expect, "{to:?}");
+    assert_eq!(names(dir.path()), names_after, "{to:?}");
+    if names_after.contains(&"in.json.bak") {
+        let bak = std::fs::read_to_string(dir.path().join("in.json.bak")).expect("reads .bak");
+        assert_eq!(bak, input, "{to:?}: the backup holds the old bytes");
+    }
+}
+
+/// Every case, written every way.
+fn check_all(input: &str, expect: &str) {
+    for to in [To::NewFile, To::ExistingFile, To::InPlace] {
+        check(input, to, expect);
+    }
+}
+
+#[test]
+fn a_body_repaired_in_one_pass() {
+    check_all(
+        r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":""}]}]}"#,
+        r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#,
+    );
+}
+
+/// The first pass's body is not the final one: AN-23 and AN-10 leave the assistant message
+/// first, so AN-01 puts a user message in front in pass 2, and AN-03 then removes the prefill.
+#[test]
+fn a_body_repaired_in_two_passes() {
+    check_all(
+        r#"{"model":"claude-sonnet-4-5","max_tokens":8000,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"x","signature":""},{"type":"thinking","thinking":"t","signature":"EqQBCkYIBxgCKkDv\u002bZ9Q=="},{"type":"text","text":"a"}]}]}"#,
+        r#"{"model":"claude-sonnet-4-5","max_tokens":8000,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[{"role":"user","content":[{"type":"text","text":"Continue."}]}]}"#,
+    );
+}
+
+#[test]
+fn a_valid_body_is_written_as_it_came() {
+    let valid = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
+    check_all(valid, valid);
+}
