@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::stderr;
+use common::{root, stderr};
 
 /// How the body is written.
 #[derive(Clone, Copy, Debug)]
@@ -92,4 +92,35 @@ fn a_body_repaired_in_two_passes() {
 fn a_valid_body_is_written_as_it_came() {
     let valid = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
     check_all(valid, valid);
+}
+
+/// A Chat Completions body, repaired by the wire rules (the path without passes of a
+/// transcript), lands the same ways.
+#[test]
+fn a_wire_body_repaired() {
+    let read = |rel: &str| std::fs::read_to_string(root().join(rel)).expect("reads the corpus");
+    check_all(
+        &read("corpus/damaged/ds03_deepseek_final_answer_without_reasoning.json"),
+        &read("corpus/damaged/ds03_deepseek_final_answer_without_reasoning.after.json"),
+    );
+}
+
+/// `-o -` is standard output for a body that needed repair too: no file named `-`, and no
+/// temporary file, is left in the working directory.
+#[test]
+fn a_repaired_body_to_standard_output_leaves_no_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = root().join("corpus/damaged/an08_aborted_turn.json");
+    let expect = std::fs::read(root().join("corpus/damaged/an08_aborted_turn.after.json"))
+        .expect("reads the corpus");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_turnkeeper"))
+        .arg("repair")
+        .arg(&input)
+        .args(["-o", "-"])
+        .current_dir(dir.path())
+        .output()
+        .expect("runs the binary");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, expect);
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
 }
