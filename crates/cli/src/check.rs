@@ -480,6 +480,8 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Ok(d) => d,
         Err(e) => return fail(format!("{name}: {e}")),
     };
+    // A body a later pass changed is not the one staged (dropping it removes its file); a
+    // stage that failed is written again the plain way, which reports the error.
     let staged = early
         .filter(|e| e.is_final)
         .and_then(|e| e.value.ok().flatten());
