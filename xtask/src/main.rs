@@ -11,6 +11,8 @@ mod mutants;
 mod parse;
 mod publish;
 mod rules;
+// A check of the sources, run as a test (in `cargo test` and verify's `test` step).
+#[cfg(test)]
 mod unsafe_code;
 mod verify;
 

@@ -2,9 +2,9 @@
 //!
 //! Every crate denies or forbids `unsafe_code`; a `deny` can be lifted by an `allow` in the
 //! source, so this check reads every Rust file of the workspace and refuses an
-//! `allow(unsafe_code)` (or `expect`) anywhere but
-//! [`ALLOWED`]. (The `#[napi]` glue of the Node binding, which
-//! allows it in generated code, is not in any source file.)
+//! `allow(unsafe_code)` (or `expect`) anywhere but [`ALLOWED`]. (The `#[napi]` glue of the Node
+//! binding, which allows it in generated code, is not in any source file.) It is a test
+//! (`cargo test -p xtask unsafe_code`), so `cargo test` and verify's `test` step run it.
 
 use std::path::{Path, PathBuf};
 

@@ -330,11 +330,6 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
     v.in_process("no SQLite below stores", "cargo xtask publish", || {
         crate::publish::no_sqlite_below_stores(&root)
     })?;
-    v.in_process(
-        "unsafe code in one module",
-        "cargo test -p xtask unsafe_code",
-        || crate::unsafe_code::only_where_allowed(&root),
-    )?;
     v.step(
         "publish dry run",
         &crate::publish::command(&root, false),

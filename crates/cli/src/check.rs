@@ -455,7 +455,7 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
                 Ok(r) => r,
                 Err(e) => return fail(format!("{name}: {e}")),
             };
-        return finish_repair(a, &name, &fixed);
+        return finish_repair(a, &name, &fixed.report, &fixed.body, None);
     }
     if format == Format::Opencode {
         return fail(format!(
@@ -485,7 +485,7 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
     let staged = early
         .filter(|e| e.is_final)
         .and_then(|e| e.value.ok().flatten());
-    finish_staged(a, &name, &done.report, done.body(text, &buf), staged)
+    finish_repair(a, &name, &done.report, done.body(text, &buf), staged)
 }
 
 /// The regular file (or new path) a repair's body goes to, when it is one: `--in-place`'s
@@ -498,15 +498,10 @@ fn body_file(a: &RepairArgs) -> Option<&Path> {
     }
 }
 
-/// Reports a repair and writes its body where `a` says.
-fn finish_repair(a: &RepairArgs, name: &str, fixed: &turnkeeper::Repaired<'_>) -> ExitCode {
-    finish_staged(a, name, &fixed.report, &fixed.body, None)
-}
-
 /// Reports a repair and writes its `body` where `a` says; `staged`, when given, holds that body
 /// already written beside its file ([`body_file`]) and is renamed over it instead of written
 /// again (left uncommitted, it is removed).
-fn finish_staged(
+fn finish_repair(
     a: &RepairArgs,
     name: &str,
     report: &Report,

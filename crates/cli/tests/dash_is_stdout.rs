@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{root, stderr};
+use common::{names, root, stderr};
 
 /// Runs `turnkeeper ARGS` in `dir`, where a file named `-` would land if `-` were taken for
 /// a file name.
@@ -21,17 +21,6 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
 
 fn corpus(rel: &str) -> String {
     root().join(rel).display().to_string()
-}
-
-/// What a run left in its directory, by name.
-fn names(dir: &Path) -> Vec<String> {
-    let mut n: Vec<String> = std::fs::read_dir(dir)
-        .expect("lists")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    n.sort();
-    n
 }
 
 #[test]

@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{root, stderr};
+use common::{names, root, stderr};
 
 /// How the body is written.
 #[derive(Clone, Copy, Debug)]
@@ -18,17 +16,6 @@ enum To {
     ExistingFile,
     /// `--in-place`.
     InPlace,
-}
-
-/// What a directory holds, by name.
-fn names(dir: &Path) -> Vec<String> {
-    let mut n: Vec<String> = std::fs::read_dir(dir)
-        .expect("lists")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    n.sort();
-    n
 }
 
 /// Repairs `input` (in `in.json`) to `to`, and checks the exit code, the body written, and

@@ -27,7 +27,7 @@ fn create(path: &Path, private: bool) -> std::io::Result<std::fs::File> {
 /// # Errors
 /// The first I/O error; `path` is then unchanged.
 pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_with(path, bytes, true, true)
+    stage_with(path, bytes, true, true)?.commit()
 }
 
 /// Writes `bytes` to `path` atomically (see the module docs). The temporary file,
@@ -120,10 +120,6 @@ impl Drop for Staged {
             let _ = std::fs::remove_file(tmp);
         }
     }
-}
-
-fn write_with(path: &Path, bytes: &[u8], private: bool, sync: bool) -> std::io::Result<()> {
-    stage_with(path, bytes, private, sync)?.commit()
 }
 
 /// Writes `bytes` to the temporary file for `path` (synced when `sync`), removing it on failure.

@@ -278,11 +278,7 @@ pub fn repair_into(
     opts: &Options<'_>,
     out: &mut String,
 ) -> Result<RepairedInto, PreventError> {
-    let res = repair_passes(t, opts, out, None::<fn(&str)>).map(|(done, _)| done);
-    if res.is_err() {
-        out.clear();
-    }
-    res
+    repair_passes(t, opts, out, None::<fn(&str)>).map(|(done, _)| done)
 }
 
 /// What [`repair_into_overlapping`]'s `early` returned, and whether the body it was given is
@@ -322,11 +318,7 @@ where
     R: Send,
     E: FnOnce(&str) -> R + Send,
 {
-    let res = repair_passes(t, opts, out, Some(early));
-    if res.is_err() {
-        out.clear();
-    }
-    res
+    repair_passes(t, opts, out, Some(early))
 }
 
 /// [`Draft::kept`], [`Draft::derived`] and [`Draft::block_origins`] of a pass.
@@ -336,7 +328,7 @@ type MessageOrigins = (
     Vec<Option<Vec<Option<u32>>>>,
 );
 
-/// How a later pass of [`repair_passes`] ended: it changed the body again (its summary and
+/// How a later pass of [`passes`] ended: it changed the body again (its summary and
 /// origin maps), or it found what is left.
 enum PassEnd {
     /// The pass wrote a new body into the spare buffer: what it did, and for each message of
@@ -347,10 +339,29 @@ enum PassEnd {
     Done(Vec<Finding>),
 }
 
+/// [`passes`], with `out` left empty when the repair fails, so that a failed repair cannot be
+/// sent by mistake.
+fn repair_passes<R, E>(
+    t: &Transcript<'_>,
+    opts: &Options<'_>,
+    out: &mut String,
+    early: Option<E>,
+) -> Result<(RepairedInto, Option<Early<R>>), PreventError>
+where
+    R: Send,
+    E: FnOnce(&str) -> R + Send,
+{
+    let res = passes(t, opts, out, early);
+    if res.is_err() {
+        out.clear();
+    }
+    res
+}
+
 /// The passes of [`repair_into`]: the first on `t`, then, while a pass changes something, the
 /// next on the body the last one wrote into `out`. `early`, when given, gets the first pass's
 /// body on a thread of its own while the second pass runs ([`repair_into_overlapping`]).
-fn repair_passes<R, E>(
+fn passes<R, E>(
     t: &Transcript<'_>,
     opts: &Options<'_>,
     out: &mut String,
@@ -804,7 +815,7 @@ mod tests {
     /// orphan result that was the only user message, leaving the prefill first and alone, so
     /// only in pass 2, once AN-01 has put a user message in front, does AN-03 remove the prefill
     /// with its other thinking block. Kills `removed += s2.removed_guarded` turned into `-=` in
-    /// `repair_passes`, under which the guard refused the repair.
+    /// `passes`, under which the guard refused the repair.
     #[test]
     fn thinking_removed_in_a_later_pass_counts_for_the_guard() {
         use crate::rules::common::testing::{Expect, MANUAL, body, changes, check_case, thinking};
@@ -846,7 +857,7 @@ mod tests {
     /// so the prefill is the only message and its blank block the only block, which no rule
     /// may remove. In pass 2 AN-01 puts a user message first; only in pass 3 can AN-05 remove
     /// the blank (an empty final assistant message is allowed). Kills `pass += 1` turned into
-    /// `*=` in `repair_passes`, under which the pass counter stayed at 2 and the last change
+    /// `*=` in `passes`, under which the pass counter stayed at 2 and the last change
     /// was said to be pass 2's.
     #[test]
     fn a_change_in_the_third_pass_is_reported_as_the_third_passs() {
