@@ -4,7 +4,7 @@
 # `npm install` in bindings/node brings @napi-rs/cli (the only devDependency) and builds the addon
 # (its `install` script: `napi build --platform`; a dev build here, sharing the workspace's build of
 # the crates; set TURNKEEPER_NODE_PROFILE=release for the optimised one); the command line the
-# tests compare with is `cargo build -p turnkeeper-cli`. Then the OpenCode plugin on the binding
+# tests compare with is `cargo build -p turnkeeper-cli` ($TURNKEEPER_CLI when set). Then the OpenCode plugin on the binding
 # (integrations/opencode): npm install, node --test. Exit status: non-zero when any test failed.
 set -euo pipefail
 # Nothing here reads standard input: cargo's probe of rustc (`rustc -`, run by maturin and napi)
@@ -13,8 +13,12 @@ exec </dev/null
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-echo "node: building the turnkeeper CLI the tests compare with"
-(cd "$root" && cargo build -q -p turnkeeper-cli)
+# $TURNKEEPER_CLI, when set, is the command to compare with (verify passes the one its test step
+# built, whose features a `-p` build would not share: a second build of the command and its crates).
+if [ -z "${TURNKEEPER_CLI:-}" ]; then
+    echo "node: building the turnkeeper CLI the tests compare with"
+    (cd "$root" && cargo build -q -p turnkeeper-cli)
+fi
 cd "$here"
 echo "node: npm install (napi build, profile ${TURNKEEPER_NODE_PROFILE:=dev})"
 export TURNKEEPER_NODE_PROFILE

@@ -5,7 +5,7 @@
 # test packages (requirements-test.txt); `pip install ./bindings/python` builds the extension
 # with maturin (a dev build here, sharing the workspace's build of the crates; set
 # TURNKEEPER_PY_PROFILE=release for the optimised one); the command line the tests compare with
-# is `cargo build -p turnkeeper-cli`. Exit status: pytest's.
+# is `cargo build -p turnkeeper-cli` ($TURNKEEPER_CLI when set). Exit status: pytest's.
 set -euo pipefail
 # Nothing here reads standard input: cargo's probe of rustc (`rustc -`, run by maturin and napi)
 # must not read the caller's.
@@ -28,8 +28,12 @@ if ! cmp -s "$here/requirements-test.txt" "$stamp"; then
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/requirements-test.txt"
     cp "$here/requirements-test.txt" "$stamp"
 fi
-echo "python: building the turnkeeper CLI the tests compare with"
-(cd "$root" && cargo build -q -p turnkeeper-cli)
+# $TURNKEEPER_CLI, when set, is the command to compare with (verify passes the one its test step
+# built, whose features a `-p` build would not share: a second build of the command and its crates).
+if [ -z "${TURNKEEPER_CLI:-}" ]; then
+    echo "python: building the turnkeeper CLI the tests compare with"
+    (cd "$root" && cargo build -q -p turnkeeper-cli)
+fi
 echo "python: pip install ./bindings/python (maturin, profile ${TURNKEEPER_PY_PROFILE:-dev})"
 MATURIN_PEP517_ARGS="--profile ${TURNKEEPER_PY_PROFILE:-dev}" \
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps "$here"

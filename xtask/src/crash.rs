@@ -27,10 +27,12 @@ pub fn command(root: &Path, runs: u64, seed: Option<u64>) -> Cmd {
     if let Some(s) = seed {
         cmd = cmd.env("TURNKEEPER_CRASH_SEED", s.to_string());
     }
+    // `--workspace`, not `-p turnkeeper-kit`: the features of the dependencies are then those of
+    // verify's `test` step, whose build this reuses (with `-p` cargo resolves them for one crate
+    // and builds a second copy of the test and what it links).
     cmd.args([
         "test",
-        "-p",
-        "turnkeeper-kit",
+        "--workspace",
         "--test",
         "doctor_crash",
         "--",

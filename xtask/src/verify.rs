@@ -222,6 +222,7 @@ impl Verify {
             println!("  {:<28} {result:<8} {time:>8}  {}", r.name, r.note);
         }
         println!("total time: {}", fmt_duration(self.start.elapsed()));
+        println!("{}", disk_line(&target_dir(&self.root)));
         match error {
             None => println!("verify: ok ({} steps)", self.results.len()),
             Some(e) => println!("verify: FAILED: {e}"),
@@ -233,6 +234,75 @@ impl Verify {
         );
         println!("{}", self.totals.short());
     }
+}
+
+/// The target directory: `$CARGO_TARGET_DIR`, else `target/` under the root.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// `disk: target/ holds 6.3 GB; 52.1 GB free on its filesystem`: what the run left on disk and
+/// what is left beside it (a CI machine's disk is not ours to size; a run that fills it fails
+/// with `No space left on device`). The free space is `df`'s; without `df` it is not given.
+fn disk_line(target: &Path) -> String {
+    let used = dir_size(target);
+    let free = Cmd::new(target, "df")
+        .args(["-Pk", "."])
+        .stdout_text()
+        .and_then(|out| df_free_kib(&out));
+    let gb = |bytes: u64| format!("{:.1} GB", bytes as f64 / 1e9);
+    match free {
+        Some(kib) => format!(
+            "disk: {} holds {}; {} free on its filesystem",
+            target.display(),
+            gb(used),
+            gb(kib * 1024)
+        ),
+        None => format!("disk: {} holds {}", target.display(), gb(used)),
+    }
+}
+
+/// The available KiB in `df -Pk`'s output (its second line's fourth field).
+fn df_free_kib(out: &str) -> Option<u64> {
+    out.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// The bytes of the regular files under `dir`, a file with several hard links (cargo links
+/// each binary into `deps/`) once; symbolic links not followed; what cannot be read counts
+/// nothing.
+fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut linked = std::collections::HashSet::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.metadata() {
+                Ok(m) if m.is_dir() => stack.push(entry.path()),
+                Ok(m) if m.is_file() && once(&m, &mut linked) => total += m.len(),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+/// Whether a file is met for the first time: always, but for a second name of a hard-linked
+/// file (Unix).
+#[cfg(unix)]
+fn once(m: &std::fs::Metadata, seen: &mut std::collections::HashSet<(u64, u64)>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    m.nlink() < 2 || seen.insert((m.dev(), m.ino()))
+}
+
+/// Whether a file is met for the first time: always, where hard links are not told apart.
+#[cfg(not(unix))]
+fn once(_: &std::fs::Metadata, _: &mut std::collections::HashSet<(u64, u64)>) -> bool {
+    true
 }
 
 /// Keeps cargo's `error: could not compile ...` lines, which name the broken crate and target.
@@ -303,8 +373,7 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         "classify accuracy (dev / held-out)",
         &cargo().args([
             "test",
-            "-p",
-            "turnkeeper-recover",
+            "--workspace",
             "--test",
             "corpus",
             "--",
@@ -417,7 +486,10 @@ fn python_step(v: &mut Verify) -> Result<bool> {
         v.skip(NAME, why);
         return Ok(false);
     }
-    let cmd = Cmd::new(&root, "bash").arg("bindings/python/test.sh");
+    let cmd = with_tested_cli(
+        Cmd::new(&root, "bash").arg("bindings/python/test.sh"),
+        &root,
+    );
     println!(
         "\n==> verify [{}] {NAME}: {}",
         v.results.len() + 1,
@@ -439,15 +511,26 @@ fn python_step(v: &mut Verify) -> Result<bool> {
     Ok(true)
 }
 
+/// `cmd` with `TURNKEEPER_CLI` naming the command the `test` step built (its integration tests
+/// run it from `target/debug/`), when it is there: the bindings' tests compare with it instead
+/// of building it again with `-p turnkeeper-cli`, whose features differ from the workspace's
+/// (a second copy of the command and of the crates it links, in time and in disk).
+fn with_tested_cli(cmd: Cmd, root: &Path) -> Cmd {
+    let cli = target_dir(root).join("debug").join("turnkeeper");
+    if cli.is_file() {
+        cmd.env("TURNKEEPER_CLI", cli.display().to_string())
+    } else {
+        cmd
+    }
+}
+
 /// The real Python SDKs through the proxy (`crates/proxy/tests/real_clients.rs`: the `openai`
 /// SDK on the Chat and Responses routes, `google-genai` on the Gemini route), with the venv the
 /// python step built (its pinned `bindings/python/requirements-test.txt`). The test build of the
 /// `test` step ran them before that venv existed, so they skipped there; here they are required
 /// (`TURNKEEPER_REQUIRE_REAL_CLIENTS=1`: a missing SDK fails instead of skipping).
 fn real_clients_step(v: &mut Verify) -> Result<()> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| v.root.join("target"));
+    let target = target_dir(&v.root);
     let python = target.join("python-venv/bin/python").display().to_string();
     v.step(
         "real clients (openai, google-genai through the proxy)",
@@ -455,7 +538,8 @@ fn real_clients_step(v: &mut Verify) -> Result<()> {
             .env("TURNKEEPER_OPENAI_PYTHON", python.clone())
             .env("TURNKEEPER_GENAI_PYTHON", python)
             .env("TURNKEEPER_REQUIRE_REAL_CLIENTS", "1")
-            .args(["test", "-p", "turnkeeper-proxy", "--test", "real_clients"]),
+            // `--workspace` (not `-p`): the `test` step's features, so its build is reused.
+            .args(["test", "--workspace", "--test", "real_clients"]),
         Check::Tests,
     )?;
     Ok(())
@@ -488,7 +572,7 @@ fn node_step(v: &mut Verify) -> Result<bool> {
         v.skip(NAME, why);
         return Ok(false);
     }
-    let cmd = Cmd::new(&root, "bash").arg("bindings/node/test.sh");
+    let cmd = with_tested_cli(Cmd::new(&root, "bash").arg("bindings/node/test.sh"), &root);
     println!(
         "\n==> verify [{}] {NAME}: {}",
         v.results.len() + 1,
@@ -653,6 +737,28 @@ mod tests {
             proptest_cases: INVARIANT_PROPTEST_CASES,
             asan: false,
         }
+    }
+
+    #[test]
+    fn df_free_space_is_the_fourth_field_of_the_second_line() {
+        let out = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n\
+                   /dev/vda         263174212 12441808  83891240      13% /";
+        assert_eq!(df_free_kib(out), Some(83_891_240));
+        assert_eq!(df_free_kib("Filesystem 1024-blocks Used Available"), None);
+        assert_eq!(df_free_kib(""), None);
+    }
+
+    #[test]
+    fn a_hard_linked_file_counts_once() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("a"), [0u8; 1000]).expect("write a");
+        std::fs::create_dir(dir.path().join("deps")).expect("mkdir");
+        std::fs::write(dir.path().join("deps/b"), [0u8; 24]).expect("write b");
+        assert_eq!(dir_size(dir.path()), 1024);
+        std::fs::hard_link(dir.path().join("a"), dir.path().join("deps/a-link")).expect("link");
+        let expect = if cfg!(unix) { 1024 } else { 2024 };
+        assert_eq!(dir_size(dir.path()), expect);
+        assert_eq!(dir_size(&dir.path().join("absent")), 0);
     }
 
     #[test]
