@@ -248,20 +248,57 @@ fn target_dir(root: &Path) -> PathBuf {
 /// with `No space left on device`). The free space is `df`'s; without `df` it is not given.
 fn disk_line(target: &Path) -> String {
     let used = dir_size(target);
-    let free = Cmd::new(target, "df")
-        .args(["-Pk", "."])
-        .stdout_text()
-        .and_then(|out| df_free_kib(&out));
-    let gb = |bytes: u64| format!("{:.1} GB", bytes as f64 / 1e9);
-    match free {
-        Some(kib) => format!(
+    match free_bytes(target) {
+        Some(free) => format!(
             "disk: {} holds {}; {} free on its filesystem",
             target.display(),
             gb(used),
-            gb(kib * 1024)
+            gb(free)
         ),
         None => format!("disk: {} holds {}", target.display(), gb(used)),
     }
+}
+
+/// What a run from a fresh clone wrote here (target/ with the Python venv and the agents from
+/// npm, fuzz/target, the package caches): 7.3 GB with `.ci/run`'s settings on 2026-11-28.
+const FRESH_RUN_BYTES: u64 = 7_500_000_000;
+
+/// Says before the first step how much room there is, and warns when it is less than a fresh
+/// run needs (the run goes on: a warm target/ needs far less).
+fn preflight_disk(target: &Path) {
+    let Some(free) = free_bytes(target) else {
+        return;
+    };
+    let used = dir_size(target);
+    println!(
+        "verify: {} free for {} (which holds {})",
+        gb(free),
+        target.display(),
+        gb(used)
+    );
+    if free + used < FRESH_RUN_BYTES {
+        println!(
+            "verify: warning: a run from a fresh clone writes about {} (target/, fuzz/target, \
+             the package caches); this one may end in `No space left on device`",
+            gb(FRESH_RUN_BYTES)
+        );
+    }
+}
+
+/// Bytes as `6.3 GB`.
+fn gb(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+/// The bytes free on the filesystem holding `path` (`df`'s; of its nearest existing ancestor),
+/// or `None` without `df`.
+fn free_bytes(path: &Path) -> Option<u64> {
+    let dir = path.ancestors().find(|p| p.is_dir())?;
+    Cmd::new(dir, "df")
+        .args(["-Pk", "."])
+        .stdout_text()
+        .and_then(|out| df_free_kib(&out))
+        .map(|kib| kib * 1024)
 }
 
 /// The available KiB in `df -Pk`'s output (its second line's fourth field).
@@ -318,6 +355,7 @@ pub fn verify(root: &Path, opts: &VerifyOptions) -> Result<()> {
         totals: TestCounts::default(),
         start: Instant::now(),
     };
+    preflight_disk(&target_dir(root));
     let result = run_steps(&mut v, opts);
     let error = result.as_ref().err().map(|e| e.to_string());
     v.summary(error.as_deref());
