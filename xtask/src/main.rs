@@ -57,14 +57,16 @@ COMMANDS:
                              any test marked `ignore` fails the step: the house forbids them)
                 doc          RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
                 rules        cargo xtask rules --check (see `rules` below)
-                crash        TURNKEEPER_CRASH_RUNS=10 cargo test -p turnkeeper-kit --test doctor_crash
-                             (see `crash` below, with 10 runs per store)
+                crash        TURNKEEPER_CRASH_RUNS=10 cargo test --workspace --test doctor_crash
+                             (see `crash` below, with 10 runs per store; --workspace, not -p,
+                             so the test step's build serves: the same features)
                 python       bindings/python/test.sh: a venv in target/python-venv with the
                              pinned test packages, pip install ./bindings/python (maturin,
-                             dev profile), pytest (agreement with the CLI on the corpus, the
+                             dev profile), pytest (agreement on the corpus with the command
+                             the test step built, passed as TURNKEEPER_CLI; the
                              real anthropic, openai and litellm against a mock upstream);
                              skipped without python3 + venv + pip, a failure so under CI=true
-                real clients cargo test -p turnkeeper-proxy --test real_clients with that venv's
+                real clients cargo test --workspace --test real_clients with that venv's
                              python (the openai and google-genai SDKs through the proxy),
                              TURNKEEPER_REQUIRE_REAL_CLIENTS=1: a missing SDK fails
                 node         bindings/node/test.sh: npm install in bindings/node (@napi-rs/cli,
