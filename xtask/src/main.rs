@@ -102,6 +102,8 @@ COMMANDS:
                               --fuzz-seconds, shortened (not below 15) to end within 27 minutes
         --proptest-cases N    PROPTEST_CASES of the invariants step [default: 2048]
         --asan                fuzz with AddressSanitizer (see FUZZ MODES)
+        --drop-test-build     remove target/debug before the fuzz build, once no later step
+                              needs it (.ci/run passes it: a CI clone is thrown away)
 
     publish [--no-build]
               The crates a user can add, checked as crates.io would take them: no SQLite in
@@ -291,6 +293,7 @@ fn run(argv: Vec<String>) -> Result<()> {
                 quick: args.flag("--quick"),
                 skip_fuzz: args.flag("--skip-fuzz"),
                 asan: args.flag("--asan"),
+                drop_test_build: args.flag("--drop-test-build"),
                 fuzz_seconds_explicit: fuzz_seconds.is_some(),
                 fuzz_seconds: fuzz_seconds.unwrap_or(verify::FUZZ_SECONDS),
                 proptest_cases: args

@@ -38,6 +38,10 @@ pub struct VerifyOptions {
     pub proptest_cases: u64,
     /// Fuzz with AddressSanitizer.
     pub asan: bool,
+    /// Remove the test build (`target/debug`) once no later step needs it, before the fuzz
+    /// build: `.ci/run` asks for it, on a clone that is thrown away, so that the fuzz build does
+    /// not add to the disk the test build holds.
+    pub drop_test_build: bool,
 }
 
 /// How a step ended.
@@ -495,7 +499,31 @@ fn run_steps(v: &mut Verify, opts: &VerifyOptions) -> Result<()> {
         v.skip("fuzz", "--skip-fuzz");
         return Ok(());
     }
+    if opts.drop_test_build {
+        drop_test_build(&target_dir(&root));
+    }
     fuzz_steps(v, opts)
+}
+
+/// Removes `target/debug` (every step that builds or runs the test build is done; the fuzz
+/// build is elsewhere), saying what it freed. A failure to remove is said and the run goes on.
+fn drop_test_build(target: &Path) {
+    let debug = target.join("debug");
+    if !debug.is_dir() {
+        return;
+    }
+    let size = dir_size(&debug);
+    match std::fs::remove_dir_all(&debug) {
+        Ok(()) => println!(
+            "verify: --drop-test-build: removed {} ({}) before the fuzz build",
+            debug.display(),
+            gb(size)
+        ),
+        Err(e) => println!(
+            "verify: --drop-test-build: {} not removed: {e}",
+            debug.display()
+        ),
+    }
 }
 
 /// The Python package (`bindings/python`): built with maturin and tested with pytest by
@@ -774,6 +802,7 @@ mod tests {
             fuzz_seconds_explicit: explicit,
             proptest_cases: INVARIANT_PROPTEST_CASES,
             asan: false,
+            drop_test_build: false,
         }
     }
 
@@ -784,6 +813,21 @@ mod tests {
         assert_eq!(df_free_kib(out), Some(83_891_240));
         assert_eq!(df_free_kib("Filesystem 1024-blocks Used Available"), None);
         assert_eq!(df_free_kib(""), None);
+    }
+
+    #[test]
+    fn the_test_build_goes_whole_and_the_rest_stays() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::create_dir_all(dir.path().join("debug/deps")).expect("mkdir");
+        std::fs::write(dir.path().join("debug/deps/t"), b"test").expect("write");
+        std::fs::create_dir(dir.path().join("python-venv")).expect("mkdir");
+        std::fs::write(dir.path().join("python-venv/py"), b"venv").expect("write");
+        drop_test_build(dir.path());
+        assert!(!dir.path().join("debug").exists());
+        assert_eq!(dir_size(dir.path()), 4);
+        // Nothing to remove: nothing happens.
+        drop_test_build(dir.path());
+        assert_eq!(dir_size(dir.path()), 4);
     }
 
     #[test]
