@@ -242,8 +242,12 @@ impl Verify {
 
 /// The target directory: `$CARGO_TARGET_DIR`, else `target/` under the root.
 fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
+    target_dir_from(root, std::env::var_os("CARGO_TARGET_DIR"))
+}
+
+/// [`target_dir`], with `CARGO_TARGET_DIR`'s value given.
+fn target_dir_from(root: &Path, var: Option<std::ffi::OsString>) -> PathBuf {
+    var.map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))
 }
 
@@ -251,8 +255,12 @@ fn target_dir(root: &Path) -> PathBuf {
 /// what is left beside it (a CI machine's disk is not ours to size; a run that fills it fails
 /// with `No space left on device`). The free space is `df`'s; without `df` it is not given.
 fn disk_line(target: &Path) -> String {
-    let used = dir_size(target);
-    match free_bytes(target) {
+    disk_text(target, dir_size(target), free_bytes(target))
+}
+
+/// [`disk_line`]'s text, from what `target` holds and what is free beside it.
+fn disk_text(target: &Path, used: u64, free: Option<u64>) -> String {
+    match free {
         Some(free) => format!(
             "disk: {} holds {}; {} free on its filesystem",
             target.display(),
@@ -280,13 +288,19 @@ fn preflight_disk(target: &Path) {
         target.display(),
         gb(used)
     );
-    if free + used < FRESH_RUN_BYTES {
+    if short_of_room(free, used) {
         println!(
             "verify: warning: a run from a fresh clone writes about {} (target/, fuzz/target, \
              the package caches); this one may end in `No space left on device`",
             gb(FRESH_RUN_BYTES)
         );
     }
+}
+
+/// Whether `free` bytes beside a target directory holding `used` are less than a fresh run
+/// writes (what the directory holds is rewritten in place, so it counts as room).
+fn short_of_room(free: u64, used: u64) -> bool {
+    free.saturating_add(used) < FRESH_RUN_BYTES
 }
 
 /// Bytes as `6.3 GB`.
@@ -301,13 +315,19 @@ fn free_bytes(path: &Path) -> Option<u64> {
     Cmd::new(dir, "df")
         .args(["-Pk", "."])
         .stdout_text()
-        .and_then(|out| df_free_kib(&out))
-        .map(|kib| kib * 1024)
+        .and_then(|out| df_free(&out))
 }
 
-/// The available KiB in `df -Pk`'s output (its second line's fourth field).
-fn df_free_kib(out: &str) -> Option<u64> {
-    out.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
+/// The available bytes in `df -Pk`'s output (its second line's fourth field, in KiB).
+fn df_free(out: &str) -> Option<u64> {
+    let kib: u64 = out
+        .lines()
+        .nth(1)?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
 }
 
 /// The bytes of the regular files under `dir`, a file with several hard links (cargo links
@@ -810,9 +830,47 @@ mod tests {
     fn df_free_space_is_the_fourth_field_of_the_second_line() {
         let out = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n\
                    /dev/vda         263174212 12441808  83891240      13% /";
-        assert_eq!(df_free_kib(out), Some(83_891_240));
-        assert_eq!(df_free_kib("Filesystem 1024-blocks Used Available"), None);
-        assert_eq!(df_free_kib(""), None);
+        assert_eq!(df_free(out), Some(83_891_240 * 1024));
+        assert_eq!(df_free("Filesystem 1024-blocks Used Available"), None);
+        assert_eq!(df_free(""), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_free_space_of_a_real_directory_is_read_from_df() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let free = free_bytes(dir.path()).expect("df answers on Unix");
+        assert!(free > 1 << 20, "{free} bytes free");
+        assert_eq!(free % 1024, 0);
+        // A directory not made yet: its nearest existing ancestor's filesystem.
+        assert!(free_bytes(&dir.path().join("not/yet")).is_some());
+    }
+
+    #[test]
+    fn the_disk_line_and_the_warning() {
+        let t = Path::new("/r/target");
+        assert_eq!(
+            disk_text(t, 6_300_000_000, Some(52_140_000_000)),
+            "disk: /r/target holds 6.3 GB; 52.1 GB free on its filesystem"
+        );
+        assert_eq!(disk_text(t, 0, None), "disk: /r/target holds 0.0 GB");
+        assert_eq!(gb(7_349_999_999), "7.3 GB");
+        // Below what a fresh run writes, counting what target/ holds as room; at it, not.
+        assert!(short_of_room(FRESH_RUN_BYTES - 2, 1));
+        assert!(!short_of_room(FRESH_RUN_BYTES - 1, 1));
+        assert!(!short_of_room(1, FRESH_RUN_BYTES - 1));
+        assert!(short_of_room(0, 0));
+        assert!(!short_of_room(u64::MAX, 1));
+    }
+
+    #[test]
+    fn the_target_directory_is_cargo_target_dir_or_target() {
+        let root = Path::new("/r");
+        assert_eq!(target_dir_from(root, None), Path::new("/r/target"));
+        assert_eq!(
+            target_dir_from(root, Some("/elsewhere".into())),
+            Path::new("/elsewhere")
+        );
     }
 
     #[test]
@@ -839,6 +897,10 @@ mod tests {
         assert_eq!(dir_size(dir.path()), 1024);
         std::fs::hard_link(dir.path().join("a"), dir.path().join("deps/a-link")).expect("link");
         let expect = if cfg!(unix) { 1024 } else { 2024 };
+        assert_eq!(dir_size(dir.path()), expect);
+        // A third name: still once.
+        std::fs::hard_link(dir.path().join("a"), dir.path().join("a-again")).expect("link");
+        let expect = if cfg!(unix) { 1024 } else { 3024 };
         assert_eq!(dir_size(dir.path()), expect);
         assert_eq!(dir_size(&dir.path().join("absent")), 0);
     }
