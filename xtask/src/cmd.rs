@@ -217,6 +217,16 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
+/// The target directory: `$CARGO_TARGET_DIR`, else `target/` under the root.
+pub fn target_dir(root: &Path) -> PathBuf {
+    target_dir_from(root, std::env::var_os("CARGO_TARGET_DIR"))
+}
+
+/// [`target_dir`], with `CARGO_TARGET_DIR`'s value given.
+fn target_dir_from(root: &Path, var: Option<std::ffi::OsString>) -> PathBuf {
+    var.map_or_else(|| root.join("target"), PathBuf::from)
+}
+
 /// Formats a duration for humans: `0.4s`, `41.2s`, `2m05s`.
 pub fn fmt_duration(d: Duration) -> String {
     let secs = d.as_secs_f64();
@@ -241,6 +251,16 @@ pub fn fmt_status(status: ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_target_directory_is_cargo_target_dir_or_target() {
+        let root = Path::new("/r");
+        assert_eq!(target_dir_from(root, None), Path::new("/r/target"));
+        assert_eq!(
+            target_dir_from(root, Some("/elsewhere".into())),
+            Path::new("/elsewhere")
+        );
+    }
 
     #[test]
     fn display_quotes_only_what_needs_it() {

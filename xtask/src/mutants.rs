@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cmd::{Cmd, fmt_duration, fmt_status};
+use crate::cmd::{Cmd, fmt_duration, fmt_status, target_dir};
 use crate::{Reported, Result, fail};
 
 /// The crates `cargo xtask mutants` covers, by directory name under `crates/`.
@@ -340,9 +340,7 @@ pub fn table(rows: &[Row]) -> String {
 /// Where a crate's results go: `target/mutants-out/<crate>` (`$CARGO_TARGET_DIR` honoured),
 /// then `shard-K-of-N` for one shard.
 fn out_dir(root: &Path, krate: &str, shard: Option<Shard>) -> PathBuf {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let dir = target.join("mutants-out").join(krate);
+    let dir = target_dir(root).join("mutants-out").join(krate);
     match shard {
         Some(s) => dir.join(s.dir_name()),
         None => dir,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{Cmd, fmt_duration, fmt_status};
+use crate::cmd::{Cmd, fmt_duration, fmt_status, target_dir};
 use crate::fuzz::{self, Fuzzer};
 use crate::parse::{TestCounts, failed_tests, is_test_line};
 use crate::{Result, fail};
@@ -238,17 +238,6 @@ impl Verify {
         );
         println!("{}", self.totals.short());
     }
-}
-
-/// The target directory: `$CARGO_TARGET_DIR`, else `target/` under the root.
-fn target_dir(root: &Path) -> PathBuf {
-    target_dir_from(root, std::env::var_os("CARGO_TARGET_DIR"))
-}
-
-/// [`target_dir`], with `CARGO_TARGET_DIR`'s value given.
-fn target_dir_from(root: &Path, var: Option<std::ffi::OsString>) -> PathBuf {
-    var.map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
 }
 
 /// `disk: target/ holds 6.3 GB; 52.1 GB free on its filesystem`: what the run left on disk and
@@ -861,16 +850,6 @@ mod tests {
         assert!(!short_of_room(1, FRESH_RUN_BYTES - 1));
         assert!(short_of_room(0, 0));
         assert!(!short_of_room(u64::MAX, 1));
-    }
-
-    #[test]
-    fn the_target_directory_is_cargo_target_dir_or_target() {
-        let root = Path::new("/r");
-        assert_eq!(target_dir_from(root, None), Path::new("/r/target"));
-        assert_eq!(
-            target_dir_from(root, Some("/elsewhere".into())),
-            Path::new("/elsewhere")
-        );
     }
 
     #[test]
