@@ -2,7 +2,9 @@
 //! a reader is measured against (issue 24). Each row is the median wall time of `RUNS` runs and
 //! the peak resident memory of one more run under GNU `time` (when `/usr/bin/time` is there).
 //!
-//! Rows, on each workload file:
+//! First a start-up table: this bench binary re-run to do nothing, beside `turnkeeper
+//! --version`, the fixed cost each process below pays before it reads its file. Then rows, on
+//! each workload file:
 //! - `serde IgnoredAny`: this bench binary, re-run as a child, reads the file (one exact-size
 //!   read) and deserialises it into `serde::de::IgnoredAny`: the practical limit for a reader;
 //! - `serde Value round trip`: the same, into a `serde_json::Value`, written back to a file;
@@ -92,8 +94,28 @@ const ROWS: &[Row] = &[
     },
 ];
 
-/// The baselines, run as this binary's children: `--baseline ignored FILE` and
-/// `--baseline value FILE OUT`.
+/// The start-up rows (their commands take no file).
+const STARTUP: &[Row] = &[
+    Row {
+        name: "baseline child, doing nothing",
+        cmd: |_, _| {
+            let mut c = me();
+            c.arg("--baseline").arg("none");
+            Some(c)
+        },
+    },
+    Row {
+        name: "`turnkeeper --version`",
+        cmd: |_, _| {
+            let mut c = Command::new(TURNKEEPER);
+            c.arg("--version");
+            Some(c)
+        },
+    },
+];
+
+/// The baselines, run as this binary's children: `--baseline none` (start and exit),
+/// `--baseline ignored FILE` and `--baseline value FILE OUT`.
 fn baseline(args: &[String]) -> std::process::ExitCode {
     let read = |p: &str| -> Vec<u8> {
         use std::io::Read;
@@ -113,6 +135,8 @@ fn baseline(args: &[String]) -> std::process::ExitCode {
         buf
     };
     match args {
+        // Start the process and do nothing: the fixed cost a baseline run pays.
+        [kind] if kind == "none" => std::process::ExitCode::SUCCESS,
         [kind, file] if kind == "ignored" => {
             let bytes = read(file);
             match serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
@@ -138,7 +162,9 @@ fn baseline(args: &[String]) -> std::process::ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: --baseline ignored FILE | --baseline value FILE OUT");
+            eprintln!(
+                "usage: --baseline none | --baseline ignored FILE | --baseline value FILE OUT"
+            );
             std::process::ExitCode::from(2)
         }
     }
@@ -185,6 +211,37 @@ fn load() -> String {
     )
 }
 
+/// The median wall time of `runs` runs of the command `make` builds, or `None` when one could
+/// not be made or failed.
+fn median_of(runs: usize, make: impl Fn() -> Option<Command>) -> Option<Duration> {
+    let mut times = (0..runs)
+        .map(|_| make().and_then(run_once))
+        .collect::<Option<Vec<Duration>>>()?;
+    times.sort();
+    times.get(times.len() / 2).copied()
+}
+
+/// The start-up table: what a process costs before it reads anything, the baseline child
+/// (`--baseline none`) beside `turnkeeper --version` (the command's own start: the dynamic
+/// loader's relocations, the argument parser). The difference is paid by every row below, and
+/// is most of the gap on small files. Returns false when a row failed.
+fn startup(runs: usize) -> bool {
+    // Start-up is short and its spread is wide: more runs than a row on a file.
+    let runs = runs * 5;
+    println!("\nstart-up (no input)\n| process | wall (median of {runs}) |\n|---|---:|");
+    let mut ok = true;
+    for row in STARTUP {
+        match median_of(runs, || (row.cmd)(Path::new(""), Path::new(""))) {
+            Some(d) => println!("| {} | {:.2} ms |", row.name, d.as_secs_f64() * 1e3),
+            None => {
+                println!("| {} | (failed) |", row.name);
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(p) = args.iter().position(|a| a == "--baseline") {
@@ -211,7 +268,7 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(2);
     }
     println!("process bench: {runs} run(s) per row; before: {}", load());
-    let mut failed = false;
+    let mut failed = !startup(runs);
     for f in &files {
         let size = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         println!(
