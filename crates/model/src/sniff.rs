@@ -36,6 +36,9 @@ struct Signs {
     opencode: Option<Cow<'static, str>>,
     responses: Option<Cow<'static, str>>,
     gemini: Option<Cow<'static, str>>,
+    /// A `system` message after the first: Chat's, or Anthropic's mid-conversation system
+    /// message (api-rules.md AN-30). Chat's sign only when nothing says Anthropic.
+    later_system: Option<Cow<'static, str>>,
     model: Option<String>,
     messages: bool,
     /// An Anthropic response body's top-level `content` array.
@@ -45,9 +48,13 @@ struct Signs {
 impl Signs {
     fn found(&self) -> Vec<(Format, Cow<'static, str>)> {
         let mut v = Vec::new();
+        let chat = match (&self.chat, &self.anthropic) {
+            (None, None) => &self.later_system,
+            _ => &self.chat,
+        };
         for (f, s) in [
             (Format::Anthropic, &self.anthropic),
-            (Format::Chat, &self.chat),
+            (Format::Chat, chat),
             (Format::Converse, &self.converse),
             (Format::Opencode, &self.opencode),
             (Format::Responses, &self.responses),
@@ -283,9 +290,9 @@ fn top_key(s: &mut Scanner<'_>, key: StrSpan, signs: &mut Signs) -> R<()> {
     match k {
         "messages" if s.peek_kind()? == Kind::Array => {
             signs.messages = true;
-            let stop = s.array(|s, _| -> R<()> {
+            let stop = s.array(|s, i| -> R<()> {
                 if s.peek_kind()? == Kind::Object {
-                    message(s, signs)?;
+                    message(s, i, signs)?;
                     if signs.decided() {
                         return Err(E::Stop);
                     }
@@ -431,19 +438,21 @@ fn top_key(s: &mut Scanner<'_>, key: StrSpan, signs: &mut Signs) -> R<()> {
     Ok(())
 }
 
-fn message(s: &mut Scanner<'_>, signs: &mut Signs) -> R<()> {
+/// Reads message `i` of `messages` for signs.
+fn message(s: &mut Scanner<'_>, i: usize, signs: &mut Signs) -> R<()> {
     let src = s.src();
     s.object(|s, key| -> R<()> {
         let k = key.decode(src);
         match k.as_ref() {
             "role" => {
-                if let Some(r) = s.opt_string()?
-                    && matches!(r.raw(src), "tool" | "system" | "developer" | "function")
-                {
-                    {
-                        signs
-                            .chat
-                            .get_or_insert(format!("a message with role {:?}", r.raw(src)).into());
+                if let Some(r) = s.opt_string()? {
+                    let role = r.raw(src);
+                    let sign = || format!("a message with role {role:?}").into();
+                    if role == "system" && i > 0 {
+                        // Anthropic's mid-conversation system message looks the same.
+                        signs.later_system.get_or_insert_with(sign);
+                    } else if matches!(role, "tool" | "system" | "developer" | "function") {
+                        signs.chat.get_or_insert_with(sign);
                     }
                 }
             }
@@ -557,6 +566,25 @@ mod tests {
             (
                 r#"{"system":"s","messages":[{"role":"user","content":"hi"}]}"#,
                 Ok(Format::Anthropic),
+            ),
+            // A system message after the first is Anthropic's mid-conversation system message
+            // when anything else says Anthropic (AN-30), Chat's when nothing does, and no sign
+            // against Chat's own signs.
+            (
+                r#"{"system":"s","messages":[{"role":"user","content":"hi"},{"role":"system","content":"be brief"}]}"#,
+                Ok(Format::Anthropic),
+            ),
+            (
+                r#"{"messages":[{"role":"user","content":"hi"},{"role":"system","content":"be brief"}]}"#,
+                Ok(Format::Chat),
+            ),
+            (
+                r#"{"messages":[{"role":"user","content":"hi"},{"role":"system","content":"s"},{"role":"assistant","content":null,"tool_calls":[]}]}"#,
+                Ok(Format::Chat),
+            ),
+            (
+                r#"{"system":"s","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}"#,
+                Err("cannot tell the format"),
             ),
             (
                 r#"{"messages":[{"role":"user","content":[{"text":"hi"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":"t","name":"n","input":{}}}]}]}"#,
