@@ -153,7 +153,8 @@ pub fn render(root: &Path) -> Result<String> {
          Every rule turnkeeper checks, by id, with the file that holds its code, documentation\n\
          and tests. `AN-xx` are the Anthropic Messages API's rules and `GM-xx` Gemini's\n\
          (numbered as in the research notes `api-rules.md` and `api-rules-2026-11.md`); `CFG-xx`\n\
-         are the request settings the API rejects before it reads the transcript. `OA-xx` are\n\
+         are the request settings the API rejects before it reads the transcript; `CX-xx` what\n\
+         Anthropic-compatible endpoints of other vendors refuse on that wire. `OA-xx` are\n\
          OpenAI Chat Completions' rules, which every OpenAI-compatible provider enforces, and\n\
          `DS-`, `KM-` and `GM-18` the reasoning rules of DeepSeek, Kimi and Gemini on that wire\n\
          (`api-rules-reasoning-2026-11.md`); each of their files says under *Scope* which formats\n\

@@ -11,6 +11,9 @@ use crate::profile::{Mode, Profile};
 pub struct Ctx<'s> {
     /// The model profile.
     pub profile: Profile,
+    /// Where the request goes, as its model id tells: the provider, and the router in front
+    /// when the id names one (`deepseek/deepseek-v4` on a gateway).
+    pub target: crate::wire::Target,
     /// The thinking mode in force (updated when a rule changes it, e.g. AN-16 disabling thinking).
     pub mode: Mode,
     /// The mode as the request gave it, before any rule changed it.

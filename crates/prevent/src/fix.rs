@@ -102,6 +102,15 @@ pub struct Fixer<'t, 'a> {
     repair: bool,
 }
 
+/// Which neighbour [`Fixer::merge_into_neighbour`] moves a message's blocks into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Neighbour {
+    /// The message before: the blocks go after its own.
+    Previous,
+    /// The message after: the blocks go before its own.
+    Next,
+}
+
 impl<'t, 'a> Deref for Fixer<'t, 'a> {
     type Target = Draft<'t, 'a>;
     fn deref(&self) -> &Draft<'t, 'a> {
@@ -569,25 +578,45 @@ impl<'t, 'a> Fixer<'t, 'a> {
     /// Appends message `i`'s blocks to message `i - 1` and removes message `i` (a merge of
     /// same-role neighbours), as one reported change.
     pub fn merge_into_previous(&mut self, rule: RuleId, i: usize) -> bool {
-        if !self.repair || i == 0 || i >= self.d.len() {
+        if i == 0 || i >= self.d.len() {
             return false;
         }
+        let at = self.d.block_count(i - 1);
+        self.merge_into_neighbour(rule, i, Neighbour::Previous, |n| {
+            format!("merged the next message's {n} block(s) after block {at}")
+        })
+    }
+
+    /// Moves message `i`'s blocks into its neighbour (after the previous message's blocks, or
+    /// before the next one's) and removes message `i`, as one reported change (a
+    /// [`ChangeAction::MergedMessage`] at the neighbour, whose reason `reason` words from the
+    /// number of blocks moved). Blocks keep their bytes and their order.
+    pub fn merge_into_neighbour(
+        &mut self,
+        rule: RuleId,
+        i: usize,
+        into: Neighbour,
+        reason: impl FnOnce(usize) -> String,
+    ) -> bool {
+        let to = match into {
+            Neighbour::Previous => i.checked_sub(1),
+            Neighbour::Next => i.checked_add(1),
+        };
+        let Some(to) = to.filter(|&to| self.repair && i < self.d.len() && to < self.d.len()) else {
+            return false;
+        };
         let moved = self.d.take_blocks(i);
         let n = moved.len();
-        let at = self.d.block_count(i - 1);
-        let mut list = self.d.take_blocks(i - 1);
-        list.extend(moved);
-        self.d.set_blocks(i - 1, list);
-        self.note_edit(i - 1);
-        let l = loc(&self.d, i - 1, None);
+        let kept = self.d.take_blocks(to);
+        let list = match into {
+            Neighbour::Previous => kept.into_iter().chain(moved).collect(),
+            Neighbour::Next => moved.into_iter().chain(kept).collect(),
+        };
+        self.d.set_blocks(to, list);
+        self.note_edit(to.min(i));
+        let l = loc(&self.d, to, None);
         self.d.remove_message(i);
-        self.push(
-            rule,
-            ChangeAction::MergedMessage,
-            l.path,
-            format!("merged the next message's {n} block(s) after block {at}"),
-            None,
-        );
+        self.push(rule, ChangeAction::MergedMessage, l.path, reason(n), None);
         true
     }
 

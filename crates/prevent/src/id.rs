@@ -98,6 +98,10 @@ rule_ids! {
     An37 = "AN-37", "a tool_reference naming no tool of the request";
     /// Two `tool_use` blocks of one turn with the same id (turnkeeper's number).
     An46 = "AN-46", "two tool_use blocks with the same id";
+    /// A mid-conversation `system` message sent to an Anthropic-compatible endpoint that takes
+    /// only `user` and `assistant` (turnkeeper's number, after CX-01 of the research: endpoints
+    /// that lag behind the Messages API).
+    Cx02 = "CX-02", "a system message on an endpoint that takes only user and assistant";
     /// Gemini 3: the first function call of a step lacks its `thoughtSignature` (GM-02 and
     /// GM-05 describe which call and the documented dummy).
     Gm01 = "GM-01", "Gemini: the first call of a step lacks a thoughtSignature";

@@ -52,7 +52,7 @@ use turnkeeper_model::{
 
 pub use ctx::{BINDING_BETA, Ctx};
 pub use finding::{Change, Finding, Report, RequestChange, Severity};
-pub use fix::{Fixer, Sink};
+pub use fix::{Fixer, Neighbour, Sink};
 pub use id::{ChangeAction, RuleId, UnknownRuleId};
 pub use policy::{MissingThinking, Policy, PrefixEdit, ToolIdForm};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
@@ -117,6 +117,7 @@ pub fn context<'s>(t: &Transcript<'_>, opts: &'s Options<'s>) -> Ctx<'s> {
     }
     let drop_block = t.meta.thinking.drop_block && betas.iter().any(|b| b == BINDING_BETA);
     Ctx {
+        target: wire::Target::new(model.as_deref(), None),
         horizon: compaction_horizon(t),
         mode: requested.unwrap_or(profile.default_mode),
         requested_mode: requested,

@@ -77,6 +77,12 @@ pub struct Policy {
     /// only on its own provider's target and reported as lossy. `false`: report, do not repair.
     #[serde(default = "yes")]
     pub empty_stand_ins: bool,
+    /// Mid-conversation `system` messages on a target that takes none (CX-02): fold each into
+    /// the user message beside it. `None`: on the targets known to refuse them (DeepSeek's and
+    /// Qwen's Anthropic-compatible endpoints); `Some(true)`: on any target (set when a provider
+    /// has refused one, whatever its model is called); `Some(false)`: report, do not repair.
+    #[serde(default)]
+    pub fold_system_messages: Option<bool>,
 }
 
 fn yes() -> bool {
@@ -94,6 +100,7 @@ impl Default for Policy {
             tool_ids: ToolIdForm::Anthropic,
             empty_stand_ins: true,
             bedrock_empty_reasoning_text: false,
+            fold_system_messages: None,
         }
     }
 }

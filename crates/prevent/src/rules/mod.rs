@@ -53,6 +53,7 @@ pub(crate) mod br13_blank_text;
 pub(crate) mod br14_empty_message;
 pub(crate) mod br15_s3_documents;
 pub(crate) mod cfg_request_settings;
+pub(crate) mod cx02_system_messages;
 pub(crate) mod ds03_deepseek_reasoning;
 pub(crate) mod gm01_thought_signatures;
 pub(crate) mod gm12_roles;
@@ -157,6 +158,12 @@ pub const RULES: &[Rule] = &[
         ids: &[RuleId::An04],
         formats: ANTHROPIC,
         run: an04_empty_messages::run,
+    },
+    Rule {
+        file: "cx02_system_messages",
+        ids: &[RuleId::Cx02],
+        formats: ANTHROPIC,
+        run: cx02_system_messages::run,
     },
     Rule {
         file: "an01_first_user",
