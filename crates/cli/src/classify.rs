@@ -85,7 +85,9 @@ fn what_happened(kind: ErrorKind) -> &'static str {
         ErrorKind::ToolUseIdMismatch => "a tool result names no tool call of the message before it",
         ErrorKind::ToolUseIdFormat => "a tool call id does not match the allowed pattern",
         ErrorKind::EmptyContent => "a message or text block is empty or blank",
-        ErrorKind::RoleOrder => "the messages' roles are out of order",
+        ErrorKind::RoleOrder => {
+            "the messages' roles are out of order, or one is a role the endpoint does not take"
+        }
         ErrorKind::ReasoningItemOrphan => {
             "an OpenAI reasoning item is orphaned, unknown or could not be verified"
         }

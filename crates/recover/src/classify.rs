@@ -409,10 +409,13 @@ fn read_number(s: &[u8], at: usize) -> Option<(u64, usize)> {
 }
 
 /// The markers of a message (turn) index, each with what must follow the number (if anything)
-/// for it to be one: Anthropic `messages.N`, DeepSeek's `message index N`, Kimi's `at index N`,
-/// OpenAI Responses `input[N]`, Gemini `contents[N]`, Vertex's `in the N. content block`.
+/// for it to be one: Anthropic `messages.N`, a serde path `messages[N].role` (DeepSeek's
+/// Anthropic endpoint) or OpenAI's `'messages[N].content'`, DeepSeek's `message index N`,
+/// Kimi's `at index N`, OpenAI Responses `input[N]`, Gemini `contents[N]`, Vertex's `in the N.
+/// content block`.
 const LOCATION_MARKERS: &[(&[u8], &[u8])] = &[
     (b"messages.", b""),
+    (b"messages[", b"]"),
     (b"message.", b""),
     (b"messageindex", b""),
     (b"atindex", b""),

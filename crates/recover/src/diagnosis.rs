@@ -61,7 +61,7 @@ error_kinds! {
     /// A message or text block is empty or blank (AN-04, AN-05, KM-04).
     EmptyContent => "empty_content",
     /// Roles are out of order: first message, alternation, trailing prefill (AN-01..AN-03, GM-09,
-    /// MS-02, MS-03).
+    /// MS-02, MS-03), or a role the endpoint does not take (a `system` message, CX-02).
     RoleOrder => "role_order",
     /// An OpenAI Responses reasoning item is orphaned, unknown or unverifiable (RS-01..RS-04).
     ReasoningItemOrphan => "reasoning_item_orphan",

@@ -735,6 +735,13 @@ pub(crate) const RULES: &[Row] = &[
     (K::RoleOrder, &["unexpected role", "after role"], None),
     (K::RoleOrder, &["expected last role"], None),
     (K::RoleOrder, &["invalid message role"], None),
+    //    CX-02: an Anthropic-compatible endpoint that takes no `system` message (DeepSeek,
+    //    Qwen; deepseek-ai/awesome-deepseek-agent#167, anthropics/claude-code#63569).
+    (
+        K::RoleOrder,
+        &["unknown variant system", "expected user or assistant"],
+        None,
+    ),
     // 6. AN-04/AN-05 (anthropics/claude-code#6774, TheValkyrja/Anthropic2Vertex#5).
     (K::EmptyContent, &["must have non-empty content"], None),
     (K::EmptyContent, &["text content blocks must"], None),

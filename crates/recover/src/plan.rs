@@ -476,6 +476,8 @@ fn ladder(d: &Diagnosis) -> Vec<Action> {
                 &[RuleId::An01]
             } else if says("prefill") || says("endwithausermessage") {
                 &[RuleId::An03]
+            } else if says("unknownvariantsystem") {
+                &[RuleId::Cx02]
             } else {
                 &[RuleId::An02]
             };

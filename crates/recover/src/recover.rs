@@ -383,6 +383,15 @@ fn apply(
                     o.policy.tool_ids
                 ));
             }
+            if rules.contains(&turnkeeper_prevent::RuleId::Cx02) {
+                // The provider refused a `system` message, whatever its model is called
+                // (DeepSeek's endpoint also answers to `claude-*` names).
+                o.policy.fold_system_messages = Some(true);
+                report.notes.push(
+                    "the provider takes no `system` message: each is folded into the user message beside it"
+                        .to_owned(),
+                );
+            }
             let r = repair(&t, &o)?;
             if r.report.is_empty() {
                 return Ok(Applied::Skip(format!(

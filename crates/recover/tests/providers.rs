@@ -190,7 +190,7 @@ fn openai_responses() {
         (
             Some(400),
             r#"{"error":{"message":"Unknown parameter: 'messages[2].tool_calls[0].index'.","type":"invalid_request_error","param":"messages[2].tool_calls[0].index","code":"unknown_parameter"}}"#,
-            "request_config_invalid param=messages[2].tool_calls[0].index => fix_config(messages[2].tool_calls[0].index)",
+            "request_config_invalid at=messages[2] param=messages[2].tool_calls[0].index => fix_config(messages[2].tool_calls[0].index)",
         ),
         // LS-03: vLLM, llama.cpp
         (

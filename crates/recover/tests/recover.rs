@@ -201,6 +201,44 @@ fn tool_use_id_format_rewrites_the_ids() {
     }
 }
 
+#[test]
+fn a_system_message_the_endpoint_refused_is_folded_into_the_user_turn() {
+    // DeepSeek's endpoint answers to `claude-*` model names too: the request's model says
+    // Claude, so only the error tells that the endpoint takes no `system` message (CX-02).
+    let deepseek = damaged("cx02_system_message_deepseek");
+    let req = deepseek.replacen(
+        r#""model":"deepseek-v4-pro""#,
+        r#""model":"claude-opus-4-8""#,
+        1,
+    );
+    assert_ne!(req, deepseek);
+    let folded = damaged("cx02_system_message_deepseek.after").replacen(
+        r#""model":"deepseek-v4-pro""#,
+        r#""model":"claude-opus-4-8""#,
+        1,
+    );
+    for id in [
+        "deepseek-agent-167-system-role",
+        "cc-63569-deepseek-system-role",
+    ] {
+        let (d, r) = run(id, None, &req, &mut Attempts::new(), None);
+        assert_eq!(d.kind, ErrorKind::RoleOrder, "{id}");
+        assert_eq!(d.location.message, Some(1), "{id}");
+        assert_eq!(repair_rules(&r.action), ["CX-02"], "{id}");
+        assert_eq!(r.body, folded, "{id}");
+        assert_eq!(
+            r.report
+                .changes
+                .iter()
+                .map(|c| format!("{} {} {}", c.rule, c.action, c.path))
+                .collect::<Vec<_>>(),
+            ["CX-02 merged_message messages[0]"],
+            "{id}"
+        );
+        assert_valid(&r, &[&req]);
+    }
+}
+
 /// Every tool-call id and every tool-result id of an Anthropic request body, in order.
 fn tool_ids(body: &str) -> (Vec<String>, Vec<String>) {
     let v: serde_json::Value = serde_json::from_str(body).expect("the body is JSON");
