@@ -78,6 +78,9 @@ struct Prepared {
     sent_betas: Vec<String>,
     /// The model the path names (Gemini), for the rules and the recovery.
     model: Option<String>,
+    /// Fold `system` messages into the user turn whatever the model (CX-02): the upstream
+    /// has refused one.
+    fold_system: bool,
 }
 
 impl Prepared {
@@ -93,6 +96,7 @@ impl Prepared {
             store: TurnStore::in_memory(),
             sent_betas: betas_of(headers),
             model: route.model.clone(),
+            fold_system: false,
         }
     }
 
@@ -103,12 +107,16 @@ impl Prepared {
 
     /// Prevent's options for this request, as it was repaired.
     fn options(&self) -> Options<'_> {
-        Options {
+        let mut o = Options {
             model: self.model.clone(),
             betas: self.sent_betas.clone(),
             store: Some(&self.store),
             ..Options::default()
+        };
+        if self.fold_system {
+            o.policy.fold_system_messages = Some(true);
         }
+        o
     }
 }
 
@@ -258,6 +266,10 @@ async fn prepare(
     };
     let mut prepared = Prepared::unchanged(bytes.clone(), headers, route);
     prepared.text = true;
+    prepared.fold_system = route.family == Family::Messages
+        && state
+            .messages_refuse_system
+            .load(std::sync::atomic::Ordering::Relaxed);
     let repaired = match route.family {
         Family::Messages | Family::Gemini => {
             let t = match read(text, FormatHint::Exactly(route.family.format())) {
@@ -884,6 +896,16 @@ async fn retry_once(
             "not repairable here; the 400 goes back"
         );
         return Err("not_repairable");
+    }
+    if family == Family::Messages
+        && matches!(&recovered.action, Action::Repair { rules, .. } if rules.contains(&turnkeeper_prevent::RuleId::Cx02))
+        && !state
+            .messages_refuse_system
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        tracing::info!(
+            "the upstream refuses `system` messages (CX-02): they are folded into the user turn from now on"
+        );
     }
     if recovered.body.as_bytes() == prepared.body.as_ref() && recovered.headers.is_empty() {
         return Err("no_change");

@@ -227,6 +227,10 @@ pub(crate) struct State {
     pub(crate) metrics: Metrics,
     /// Request-body buffers kept for the next request.
     pub(crate) buffers: buffers::Buffers,
+    /// The Messages upstream has refused a mid-conversation `system` message (DeepSeek's
+    /// Anthropic-compatible endpoint, CX-02): every later request is sent with them folded
+    /// into the user turn, instead of failing once each.
+    pub(crate) messages_refuse_system: std::sync::atomic::AtomicBool,
     next_id: AtomicU64,
 }
 
@@ -294,6 +298,7 @@ impl Proxy {
             turns,
             metrics: Metrics::default(),
             buffers: buffers::Buffers::default(),
+            messages_refuse_system: std::sync::atomic::AtomicBool::new(false),
             next_id: AtomicU64::new(1),
         });
         let (stop, stopped) = watch::channel(false);

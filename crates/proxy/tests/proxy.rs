@@ -251,6 +251,78 @@ async fn a_recoverable_400_is_retried_once() {
     assert_eq!(got.header("x-turnkeeper-recovered"), "");
 }
 
+/// Claude Code 2.1.154+ sends mid-conversation `system` messages, which DeepSeek's
+/// Anthropic-compatible endpoint refuses (CX-02). For a `deepseek-*` model the proxy folds them
+/// into the user turn before sending; under a `claude-*` name (DeepSeek maps those too) the
+/// request goes as it came, the endpoint's 400 is recovered by the same fold, and later
+/// requests are folded before they are sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_system_message_deepseek_refuses_is_folded_into_the_user_turn() {
+    let Some((mock, proxy)) = start(|_| {}).await else {
+        return;
+    };
+    let corpus = |name: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../corpus/damaged")
+            .join(name);
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .replacen(r#""stream":true"#, r#""stream":false"#, 1)
+    };
+    let sent = corpus("cx02_system_message_deepseek.json");
+    let folded = corpus("cx02_system_message_deepseek.after.json");
+    assert_ne!(sent, folded);
+
+    let before = mock.received().len();
+    let got = post(&base(&proxy), sent.clone(), &[]).await;
+    assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+    assert_eq!(got.header("x-turnkeeper-repaired"), "CX-02");
+    let received = mock.received();
+    assert_eq!(received.len() - before, 1, "repaired before it was sent");
+    assert_eq!(String::from_utf8_lossy(&received[before]), folded);
+
+    let as_claude = |body: &str| {
+        body.replacen(
+            r#""model":"deepseek-v4-pro""#,
+            r#""model":"claude-opus-4-8""#,
+            1,
+        )
+    };
+    let before = mock.received().len();
+    let got = post(
+        &base(&proxy),
+        as_claude(&sent),
+        &[("x-mock-endpoint", "deepseek")],
+    )
+    .await;
+    assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+    assert_eq!(got.header("x-turnkeeper-error-kind"), "role_order");
+    let received = mock.received();
+    assert_eq!(received.len() - before, 2, "sent, refused, retried once");
+    assert_eq!(String::from_utf8_lossy(&received[before]), as_claude(&sent));
+    assert_eq!(
+        String::from_utf8_lossy(&received[before + 1]),
+        as_claude(&folded)
+    );
+
+    // The upstream has said it: from now on the proxy folds them before sending.
+    let before = mock.received().len();
+    let got = post(
+        &base(&proxy),
+        as_claude(&sent),
+        &[("x-mock-endpoint", "deepseek")],
+    )
+    .await;
+    assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+    assert_eq!(got.header("x-turnkeeper-repaired"), "CX-02");
+    let received = mock.received();
+    assert_eq!(received.len() - before, 1, "no second refusal");
+    assert_eq!(
+        String::from_utf8_lossy(&received[before]),
+        as_claude(&folded)
+    );
+}
+
 /// A stream's first event reaches the client while the upstream is still holding the rest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streams_first_event_arrives_before_the_upstream_finishes() {

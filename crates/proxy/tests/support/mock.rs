@@ -616,6 +616,26 @@ fn thinking_run(content: &Value) -> Vec<&Value> {
         .collect()
 }
 
+/// What DeepSeek's Anthropic-compatible endpoint (a `deepseek-*` model, or `endpoint` set)
+/// refuses before reading anything else: a `system` message inside `messages`, with its serde
+/// error (deepseek-ai/awesome-deepseek-agent#167).
+fn deepseek_roles(req: &Value, endpoint: bool) -> Option<String> {
+    let deepseek = endpoint
+        || req["model"]
+            .as_str()
+            .is_some_and(|m| m.to_ascii_lowercase().starts_with("deepseek"));
+    if !deepseek {
+        return None;
+    }
+    let i = req["messages"]
+        .as_array()?
+        .iter()
+        .position(|m| m["role"] == "system")?;
+    Some(format!(
+        "Failed to deserialize the JSON body into the target type: messages[{i}].role: unknown variant `system`, expected `user` or `assistant` at line 1 column 467"
+    ))
+}
+
 /// What the real API would reject in `req`, as its error text.
 fn judge(st: &State, req: &Value) -> Option<String> {
     let Some(msgs) = req["messages"].as_array() else {
@@ -771,6 +791,8 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
     let reject_once = header(&req, "x-mock-reject-once").map(str::to_owned);
+    // DeepSeek's Anthropic-compatible endpoint, which also answers to `claude-*` model names.
+    let deepseek_endpoint = header(&req, "x-mock-endpoint") == Some("deepseek");
     let path = req.uri().path().to_owned();
     let headers: Vec<(String, String)> = req
         .headers()
@@ -819,7 +841,9 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
         return family_error(family, "There was an error parsing the body".to_owned(), "");
     };
     let verdict = match family {
-        "anthropic" => judge(&st, &v).map(|m| (m, "")),
+        "anthropic" => deepseek_roles(&v, deepseek_endpoint)
+            .or_else(|| judge(&st, &v))
+            .map(|m| (m, "")),
         "openai-chat" => judge_chat(&v).map(|m| (m, "")),
         "openai-responses" => judge_responses(&st, &v),
         _ => {
