@@ -94,6 +94,10 @@ rule_ids! {
     An23 = "AN-23", "a thinking signature that can never verify";
     /// A prefix-bound thinking block after an edit of its prefix.
     An25 = "AN-25", "a prefix-bound thinking block after an edited prefix";
+    /// A mid-conversation `system` message where the API does not take one: not after a user
+    /// message (or an assistant message ending in a server tool use), or not followed by an
+    /// assistant message or the end.
+    An30 = "AN-30", "a mid-conversation system message out of place";
     /// A `tool_reference` naming no tool of the request (tool search).
     An37 = "AN-37", "a tool_reference naming no tool of the request";
     /// Two `tool_use` blocks of one turn with the same id (turnkeeper's number).

@@ -1259,9 +1259,12 @@ mod tests {
                 result("x", false)
             ),
         );
+        // The system message is out of place too (AN-30: not after a user message); the
+        // user message AN-08 adds before it puts it in place.
         assert_eq!(
             crate::rules::common::testing::findings(&input, &Options::default()),
             [
+                "AN-30 messages[2]: a mid-conversation system message out of place: it follows an assistant message that does not end in a server tool use (it must follow a user message); the API answers 400 (a system message must follow a user message and be followed by an assistant message or end the conversation)",
                 "AN-08 messages[1]: tool call ids were found without results immediately after: toolu_1"
             ]
         );
@@ -1271,7 +1274,7 @@ mod tests {
         check_case(
             &input,
             Expect {
-                rules: &["AN-08"],
+                rules: &["AN-30", "AN-08"],
                 after: Some(&body(
                     "claude-sonnet-4-5",
                     "",

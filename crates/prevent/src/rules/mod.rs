@@ -40,6 +40,7 @@ pub(crate) mod an20_disabled_final_thinking;
 pub(crate) mod an22_restore;
 pub(crate) mod an23_signatures;
 pub(crate) mod an25_prefix_binding;
+pub(crate) mod an30_system_placement;
 pub(crate) mod an37_tool_references;
 pub(crate) mod br01_reasoning_first;
 pub(crate) mod br04_null_reasoning_text;
@@ -164,6 +165,12 @@ pub const RULES: &[Rule] = &[
         ids: &[RuleId::Cx02],
         formats: ANTHROPIC,
         run: cx02_system_messages::run,
+    },
+    Rule {
+        file: "an30_system_placement",
+        ids: &[RuleId::An30],
+        formats: ANTHROPIC,
+        run: an30_system_placement::run,
     },
     Rule {
         file: "an01_first_user",
