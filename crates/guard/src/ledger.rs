@@ -291,6 +291,38 @@ mod tests {
         );
     }
 
+    /// A ledger of some messages holds their blocks only, and checks the listed messages of
+    /// the output against them: `A` (message 1) and `B` (message 3) of `TWO`.
+    #[test]
+    fn a_ledger_of_listed_messages_checks_the_listed_messages() {
+        let t = read(TWO, FormatHint::Auto).expect("reads");
+        let only_b = Ledger::take_messages(&t, [3]);
+        assert_eq!(only_b.len(), 1);
+        assert_eq!(Ledger::take_messages(&t, [0, 2, 4]).len(), 0);
+        // Message 3 unchanged passes; message 1 is not looked at.
+        assert_eq!(only_b.verify_messages(&t, [3], 0), Ok(()));
+        // B gone from message 3: unreported, then reported.
+        let b_gone = without(3, 1);
+        let out = read(&b_gone, FormatHint::Auto).expect("reads");
+        assert!(matches!(
+            only_b.verify_messages(&out, [3], 0),
+            Err(GuardViolation::Unreported { missing: 1, .. })
+        ));
+        assert_eq!(only_b.verify_messages(&out, [3], 1), Ok(()));
+        // A, which this ledger does not hold, found in a listed message: altered or invented.
+        assert!(matches!(
+            only_b.verify_messages(&t, [1, 3], 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+        // B altered in message 3.
+        let altered = TWO.replace(r#""thinking":"B""#, r#""thinking":"b""#);
+        let out = read(&altered, FormatHint::Auto).expect("reads");
+        assert!(matches!(
+            only_b.verify_messages(&out, [3], 0),
+            Err(GuardViolation::Altered { .. })
+        ));
+    }
+
     #[test]
     fn the_first_unreported_removal_is_named_by_its_input_path() {
         let t = read(TWO, FormatHint::Auto).expect("reads");
