@@ -66,15 +66,9 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 #[cfg(test)]
 mod tests {
     use crate::Options;
-    use crate::rules::common::testing::{Expect, check_case, findings};
+    use crate::rules::common::testing::{Expect, body_with_system as on, check_case, findings};
 
     const SYSTEM: &str = r#"{"role":"system","content":"Keep answers short."}"#;
-
-    fn on(model: &str, messages: &str) -> String {
-        format!(
-            r#"{{"model":"{model}","max_tokens":8000,"system":"You are a coding agent.","messages":[{messages}]}}"#
-        )
-    }
 
     fn valid(messages: &str) {
         check_case(

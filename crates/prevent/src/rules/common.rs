@@ -349,6 +349,15 @@ pub(crate) mod testing {
         format!(r#"{{"model":"{model}","max_tokens":8000,{th}"messages":[{messages}]}}"#)
     }
 
+    /// A request body with a top-level system prompt, as Claude Code sends it (which also makes
+    /// a body of plain-text messages with a `system` message among them an Anthropic one, not a
+    /// Chat Completions one, to the sniffer).
+    pub fn body_with_system(model: &str, messages: &str) -> String {
+        format!(
+            r#"{{"model":"{model}","max_tokens":8000,"system":"You are a coding agent.","messages":[{messages}]}}"#
+        )
+    }
+
     /// What a case must give.
     pub struct Expect<'a> {
         /// The rule ids `check` reports at error level, in order.

@@ -102,17 +102,11 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
 #[cfg(test)]
 mod tests {
     use crate::Options;
-    use crate::rules::common::testing::{Expect, changes, check_case, check_with, findings};
+    use crate::rules::common::testing::{
+        Expect, body_with_system as on, changes, check_case, check_with, findings,
+    };
 
     const SYSTEM: &str = r#"{"role":"system","content":"Keep answers short."}"#;
-
-    /// `messages` for `model`, with a top-level system prompt as Claude Code sends it (which
-    /// also makes the body an Anthropic one, not a Chat Completions one, to the sniffer).
-    fn on(model: &str, messages: &str) -> String {
-        format!(
-            r#"{{"model":"{model}","max_tokens":8000,"system":"You are a coding agent.","messages":[{messages}]}}"#
-        )
-    }
 
     #[test]
     fn a_system_message_after_a_user_turn_joins_it_on_deepseek() {
