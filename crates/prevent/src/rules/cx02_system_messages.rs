@@ -86,11 +86,17 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
             hint,
         );
         let folded = match (into, hint) {
-            (Some(into), Some(_)) => f.merge_into_neighbour(RuleId::Cx02, i, into, |n| {
-                format!(
-                    "folded the system message that followed ({n} block(s), unchanged) into this user message: {who} takes no `system` role, so the instruction is now the user's text"
-                )
-            }),
+            (Some(into), Some(_)) => {
+                let from = match into {
+                    Neighbour::Previous => "after",
+                    Neighbour::Next => "before",
+                };
+                f.merge_into_neighbour(RuleId::Cx02, i, into, |n| {
+                    format!(
+                        "folded the system message {from} it ({n} block(s), unchanged) into this user message: {who} takes no `system` role, so the instruction is now the user's text"
+                    )
+                })
+            }
             _ => false,
         };
         if !folded {
