@@ -439,6 +439,20 @@ fn builtin(n: &str) -> Option<Profile> {
             prefill_ok: true,
             ..Profile::strict(n)
         }
+    } else if !matches!(
+        crate::wire::provider_of(n).0,
+        crate::wire::Provider::Unknown
+            | crate::wire::Provider::Anthropic
+            | crate::wire::Provider::Gemini
+    ) {
+        // Another vendor's model on an Anthropic-compatible endpoint (DeepSeek, Kimi, Qwen, GLM,
+        // MiniMax, ...): unknown, so strict, except that its thinking is not bound to the
+        // conversation's prefix (AN-25 is Anthropic's signature scheme). Dropping it there would
+        // lose reasoning those endpoints want back (DS-06).
+        Profile {
+            prefix_bound: false,
+            ..Profile::strict(n)
+        }
     } else {
         return None;
     };
@@ -854,7 +868,13 @@ mod tests {
                 "gemini-3-pro",
                 "gemini-3-pro gemini +known +prefill -prefix_bound signatures=Required",
             ),
-            ("gpt-5", "gpt-5 unknown"),
+            // Another vendor's model: strict, but not bound to the prefix (AN-25 is Anthropic's).
+            ("gpt-5", "gpt-5 unknown -prefix_bound"),
+            ("deepseek-v4-pro", "deepseek-v4-pro unknown -prefix_bound"),
+            ("qwen3-max", "qwen3-max unknown -prefix_bound"),
+            ("kimi-k2.6", "kimi-k2.6 unknown -prefix_bound"),
+            // An id of no vendor turnkeeper knows gets the strictest profile.
+            ("some-model", "some-model unknown"),
             ("", " unknown"),
         ]);
     }

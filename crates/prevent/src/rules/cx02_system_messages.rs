@@ -186,6 +186,31 @@ mod tests {
         );
     }
 
+    /// The fold edits the conversation's prefix; DeepSeek's thinking is not bound to it (AN-25
+    /// is Anthropic's scheme), so the thinking after it stays, as DeepSeek wants it back.
+    #[test]
+    fn the_thinking_after_a_fold_stays_on_deepseek() {
+        let turn = r#"{"role":"assistant","content":[{"type":"thinking","thinking":"let me think","signature":"EqQBCkYIBxgCKkA1b2Nk"},{"type":"text","text":"ok"}]},{"role":"user","content":"go"}"#;
+        let input = on(
+            "deepseek-v4-pro",
+            &format!(r#"{{"role":"user","content":"hi"}},{SYSTEM},{turn}"#),
+        );
+        let after = on(
+            "deepseek-v4-pro",
+            &format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"hi"}},{{"type":"text","text":"Keep answers short."}}]}},{turn}"#
+            ),
+        );
+        check_case(
+            &input,
+            Expect {
+                rules: &["CX-02"],
+                after: Some(&after),
+                left: &[],
+            },
+        );
+    }
+
     #[test]
     fn the_finding_quotes_the_endpoints_error() {
         let input = on(
