@@ -342,6 +342,7 @@ impl<'env> Opts<'env> {
             policy: self.policy.clone(),
             store: self.store.as_ref().map(|s| &s.inner).or(l.store.as_ref()),
             overrides: l.overrides.as_ref(),
+            input_pages: None,
         }
     }
 }

@@ -314,6 +314,7 @@ impl OptArgs<'_> {
             policy: self.policy.clone(),
             store: self.store.or(l.store.as_ref()),
             overrides: l.overrides.as_ref(),
+            input_pages: None,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use crate::behind::{ReadBehind, Sweep};
 use crate::error::ModelError;
 use crate::json::{Span, StrSpan, write_string};
 use crate::read::read_block;
@@ -514,6 +515,13 @@ impl<'t, 'a> Draft<'t, 'a> {
     /// a top-level key) is written in place between them, so nothing but `out` holds a copy of
     /// the body.
     pub fn output_into(&self, out: &mut String) -> bool {
+        self.output_into_behind(out, None)
+    }
+
+    /// [`Draft::output_into`], telling `behind` how far into the input the writing has gone
+    /// (see [`ReadBehind`]): a caller holding the input in pages it can let go of keeps only
+    /// what is still ahead resident while the new body grows.
+    pub fn output_into_behind(&self, out: &mut String, behind: Option<&dyn ReadBehind>) -> bool {
         out.clear();
         if !self.changed {
             return false;
@@ -553,6 +561,7 @@ impl<'t, 'a> Draft<'t, 'a> {
         // insertions at one place keep the order they were made in.
         edits.sort_by_key(|(s, _)| (s.start, s.end));
         out.reserve(src.len() + 256);
+        let sweep = Sweep::begin(behind);
         let mut pos = 0usize;
         for (span, edit) in edits {
             let start = span.start as usize;
@@ -564,12 +573,14 @@ impl<'t, 'a> Draft<'t, 'a> {
                 Edit::Content(anchor, list, idx) => {
                     self.write_content(out, anchor, list, &t.messages[idx as usize])
                 }
-                Edit::Messages(arr) => self.write_messages_array(out, arr),
+                Edit::Messages(arr) => self.write_messages_array(out, arr, &sweep),
                 Edit::Text(text) => out.push_str(&text),
             }
             pos = span.end as usize;
+            sweep.past(pos);
         }
         out.push_str(&src[pos..]);
+        sweep.past(src.len());
         true
     }
 
@@ -655,7 +666,7 @@ impl<'t, 'a> Draft<'t, 'a> {
 
     /// Writes the whole messages array (messages were removed, inserted or moved): untouched
     /// messages as their input bytes, with the input's separators between input neighbours.
-    fn write_messages_array(&self, out: &mut String, arr: Span) {
+    fn write_messages_array(&self, out: &mut String, arr: Span, sweep: &Sweep<'_>) {
         let t = self.t;
         let src = t.src;
         let has_orig = self
@@ -714,6 +725,9 @@ impl<'t, 'a> Draft<'t, 'a> {
                     out.push_str(&src[to..msg.span.end as usize]);
                 }
                 DraftMessage::New { role, blocks } => self.write_new_message(out, *role, blocks),
+            }
+            if let Some(i) = cur {
+                sweep.past(t.messages[i as usize].span.end as usize);
             }
             prev = cur;
         }

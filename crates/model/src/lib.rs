@@ -20,6 +20,7 @@
 //! # Ok::<(), turnkeeper_model::ModelError>(())
 //! ```
 
+pub mod behind;
 pub mod claude_code;
 pub mod codex;
 pub mod edit;
@@ -32,6 +33,7 @@ pub mod sniff;
 pub mod view;
 pub mod wire;
 
+pub use behind::ReadBehind;
 pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
 pub use error::ModelError;
 pub use json::{Span, StrSpan};

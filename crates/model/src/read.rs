@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
+use crate::behind::{ReadBehind, Sweep};
 use crate::error::ModelError;
 use crate::json::{Kind, Scanner, Span, StrSpan, SyntaxError};
 use crate::view::{
@@ -170,7 +171,7 @@ pub fn read_reusing<'a>(
     prev: &Transcript<'_>,
     keep: &[Option<u32>],
 ) -> Result<Transcript<'a>, ModelError> {
-    read_reusing_copies(src, prev, keep).map(|(t, _)| t)
+    read_reusing_copies(src, prev, keep, None).map(|(t, _)| t)
 }
 
 /// [`read_reusing`], also saying which messages were reused: for each message of the result,
@@ -180,12 +181,16 @@ pub fn read_reusing<'a>(
 /// that must see every changed byte (the thinking-block ledger) can leave the reused messages
 /// out, as they are copies.
 ///
+/// `behind`, when given, is told how far into `prev`'s text the comparisons have gone (see
+/// [`ReadBehind`]).
+///
 /// # Errors
 /// As [`read`].
 pub fn read_reusing_copies<'a>(
     src: &'a str,
     prev: &Transcript<'_>,
     keep: &[Option<u32>],
+    behind: Option<&dyn ReadBehind>,
 ) -> Result<(Transcript<'a>, Vec<Option<u32>>), ModelError> {
     if prev.body != BodyKind::Request {
         let t = read_with(src, prev.format, None)?;
@@ -196,6 +201,7 @@ pub fn read_reusing_copies<'a>(
         of: Vec::with_capacity(keep.len()),
         used: vec![false; prev.messages.len()],
     });
+    let sweep = Sweep::begin(behind);
     let t = read_with(
         src,
         prev.format,
@@ -203,6 +209,7 @@ pub fn read_reusing_copies<'a>(
             prev,
             keep,
             copies: &copies,
+            sweep: &sweep,
         }),
     )?;
     let mut of = copies.into_inner().of;
@@ -216,6 +223,8 @@ struct Reuse<'p, 'q> {
     prev: &'q Transcript<'p>,
     keep: &'q [Option<u32>],
     copies: &'q RefCell<Copies>,
+    /// Told of each message of `prev` compared ([`ReadBehind`]).
+    sweep: &'q Sweep<'q>,
 }
 
 /// Which messages [`Reuse::take`] moved over: `of[i]`, the earlier message that message `i` is a
@@ -259,6 +268,7 @@ impl Reuse<'_, '_> {
         if !s.skip_verbatim(m.span.get(self.prev.src)) {
             return false;
         }
+        self.sweep.past(m.span.end as usize);
         let from = m.span.start;
         let first = blocks.len() as u32;
         let at = messages.len() as u32;

@@ -4,7 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use turnkeeper_model::{BodyKind, Draft, FormatHint, Role, Summary, read, read_reusing};
+use std::sync::Mutex;
+
+use turnkeeper_model::{
+    BodyKind, Draft, FormatHint, ReadBehind, Role, Summary, read, read_reusing, read_reusing_copies,
+};
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -166,6 +170,93 @@ fn output_into_a_used_buffer_replaces_it() {
         }
     }
     assert!(edited >= floor(150), "only {edited} drafts written");
+}
+
+/// What a sweep told its [`ReadBehind`]: `None` for a start, `Some(offset)` for each step.
+#[derive(Debug, Default)]
+struct Told(Mutex<Vec<Option<usize>>>);
+
+impl ReadBehind for Told {
+    fn start(&self) {
+        self.0.lock().expect("not poisoned").push(None);
+    }
+    fn past(&self, offset: usize) {
+        self.0.lock().expect("not poisoned").push(Some(offset));
+    }
+}
+
+impl Told {
+    /// The offsets of the one sweep told, checked to begin with a start and to rise.
+    fn sweep(self) -> Vec<usize> {
+        let calls = self.0.into_inner().expect("not poisoned");
+        assert_eq!(
+            calls.first(),
+            Some(&None),
+            "a sweep starts first: {calls:?}"
+        );
+        let offsets: Vec<usize> = calls[1..].iter().map(|c| c.expect("one start")).collect();
+        assert!(
+            offsets.windows(2).all(|w| w[0] < w[1]),
+            "rising: {offsets:?}"
+        );
+        offsets
+    }
+}
+
+/// The sweeps a repair makes over its input say how far they have gone: writing a draft's output
+/// (the same output as without a listener) ends past the input's last byte, and the second
+/// reading's comparisons end each at a kept message's end, the last at the last one compared.
+#[test]
+fn sweeps_over_the_input_say_how_far_they_have_gone() {
+    let mut swept = 0;
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(t) = read(&text, FormatHint::Auto) else {
+            continue;
+        };
+        if t.body != BodyKind::Request || t.messages.len() < 2 {
+            continue;
+        }
+        // A message removed (the whole array written), and a block removed (one content array).
+        let mut drafts = vec![Draft::new(&t)];
+        drafts[0].remove_message(1);
+        if let Some(i) = (0..t.messages.len()).find(|&i| !t.blocks_of(i).is_empty()) {
+            let mut d = Draft::new(&t);
+            d.remove_block(i, 0);
+            drafts.push(d);
+        }
+        for d in drafts {
+            let told = Told::default();
+            let mut buf = String::new();
+            assert!(
+                d.output_into_behind(&mut buf, Some(&told)),
+                "{}",
+                path.display()
+            );
+            assert_eq!(buf, d.output(), "{}", path.display());
+            assert_eq!(told.sweep().last(), Some(&text.len()), "{}", path.display());
+
+            let told = Told::default();
+            let (_, copies) = read_reusing_copies(&buf, &t, &d.kept(), Some(&told))
+                .expect("reads its own output");
+            let ends: Vec<usize> = copies
+                .iter()
+                .flatten()
+                .map(|&k| t.messages[k as usize].span.end as usize)
+                .collect();
+            let offsets = told.sweep();
+            assert!(
+                offsets.iter().all(|o| ends.contains(o)),
+                "{}",
+                path.display()
+            );
+            assert_eq!(offsets.last(), ends.iter().max(), "{}", path.display());
+            swept += 1;
+        }
+    }
+    assert!(swept >= floor(50), "only {swept} transcripts swept");
 }
 
 /// Regression (found by the repair invariants): moving the first block of one message to the end

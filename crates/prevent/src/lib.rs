@@ -56,6 +56,7 @@ pub use fix::{Fixer, Neighbour, Sink};
 pub use id::{ChangeAction, RuleId, UnknownRuleId};
 pub use policy::{MissingThinking, Policy, PrefixEdit, ToolIdForm};
 pub use profile::{Mode, Profile, ProfileOverrides, profile_for};
+pub use turnkeeper_model::ReadBehind;
 
 /// The rule catalogue: every rule with its ids, formats (and for the OpenAI-style families its
 /// providers and kind of fix), in running order. The rules themselves are private to the crate.
@@ -95,6 +96,10 @@ pub struct Options<'s> {
     pub store: Option<&'s TurnStore>,
     /// Profile overrides.
     pub overrides: Option<&'s ProfileOverrides>,
+    /// Told how far a repair's sweeps over the input have gone (see [`ReadBehind`]), for a
+    /// caller that holds the input in pages it can let go of (the command's memory map of a
+    /// file). Only the input's sweeps are told, never those over a body the repair wrote.
+    pub input_pages: Option<&'s dyn ReadBehind>,
 }
 
 /// The rule context for a transcript under `opts`.
@@ -378,7 +383,7 @@ where
         request_changes: s.request,
         findings_left: Vec::new(),
     };
-    if !d.output_into(out) {
+    if !d.output_into_behind(out, opts.input_pages) {
         // Nothing was changed, so every rule saw the input as `check` sees it: its findings
         // are what is left.
         report.findings_left = if t.format == Format::Opencode {
@@ -432,7 +437,7 @@ where
         // wrote into `spare` or, when it changed nothing, the guard's verdict and what is left.
         let run = |spare: &mut String| -> Result<PassEnd, PreventError> {
             let (out_t, copies) = if pass == 2 {
-                read_reusing_copies(body, t, &kept).map(|(o, c)| (o, Some(c)))
+                read_reusing_copies(body, t, &kept, opts.input_pages).map(|(o, c)| (o, Some(c)))
             } else {
                 read(body, FormatHint::Exactly(t.format)).map(|o| (o, None))
             }
@@ -615,6 +620,8 @@ const MAX_PASSES: usize = 4;
 /// and the `anthropic-beta` values the caller now sends.
 fn next_pass_options<'s>(opts: &Options<'s>, report: &Report) -> Options<'s> {
     let mut again = opts.clone();
+    // A later pass reads a body the repair wrote, not the input.
+    again.input_pages = None;
     if report
         .request_changes
         .iter()
@@ -757,7 +764,7 @@ mod tests {
     fn guard_of(out: &str, removed: usize) -> Result<Vec<Option<u32>>, GuardViolation> {
         let t = read(INPUT, FormatHint::Auto).expect("reads");
         let keep = [None, Some(1), Some(2), Some(3)];
-        let (out_t, copies) = read_reusing_copies(out, &t, &keep).expect("reads");
+        let (out_t, copies) = read_reusing_copies(out, &t, &keep, None).expect("reads");
         guard(&t, &out_t, Some(&copies), &[], removed)?;
         Ok(copies)
     }
@@ -791,7 +798,8 @@ mod tests {
         let m3 = &INPUT[t.messages[3].span.start as usize..t.messages[3].span.end as usize];
         let twice = INPUT.replace(m3, m1);
         let (out_t, copies) =
-            read_reusing_copies(&twice, &t, &[Some(0), Some(1), Some(2), Some(1)]).expect("reads");
+            read_reusing_copies(&twice, &t, &[Some(0), Some(1), Some(2), Some(1)], None)
+                .expect("reads");
         assert_eq!(copies, vec![Some(0), Some(1), Some(2), None]);
         assert!(matches!(
             guard(&t, &out_t, Some(&copies), &[], 1),
@@ -803,7 +811,7 @@ mod tests {
             "",
         );
         let keep = [Some(0), Some(1), Some(2), None];
-        let (out_t, copies) = read_reusing_copies(&dropped, &t, &keep).expect("reads");
+        let (out_t, copies) = read_reusing_copies(&dropped, &t, &keep, None).expect("reads");
         assert!(matches!(
             guard(&t, &out_t, Some(&copies), &[], 0),
             Err(GuardViolation::Unreported { missing: 1, .. })

@@ -103,9 +103,9 @@ pub use turnkeeper_prevent::PreventError as RepairError;
 pub use turnkeeper_prevent::wire::{Provider, provider_of};
 pub use turnkeeper_prevent::{
     BINDING_BETA, BodyAt, Change, ChangeAction, Early, Finding, MissingThinking, Mode, Options,
-    Policy, PrefixEdit, Profile, ProfileOverrides, Repaired, RepairedInto, Report, RequestChange,
-    RuleId, Severity, ToolIdForm, UnknownRuleId, check, profile_for, repair, repair_into,
-    repair_into_overlapping,
+    Policy, PrefixEdit, Profile, ProfileOverrides, ReadBehind, Repaired, RepairedInto, Report,
+    RequestChange, RuleId, Severity, ToolIdForm, UnknownRuleId, check, profile_for, repair,
+    repair_into, repair_into_overlapping,
 };
 
 /// Tells the format of `body` from its own signs, and why (see [`Sniffed`]).
