@@ -14,7 +14,7 @@ use turnkeeper::{
 
 use crate::fail;
 use crate::input::{
-    FormatArg, Input, load_session, open_store, read_input, report_not_on_body, write_output,
+    FormatArg, Input, load_session, open_store, read_input_mapped, report_not_on_body, write_output,
 };
 use crate::render::{self, Lines, Style};
 
@@ -165,6 +165,7 @@ impl TargetArgs {
             policy: l.policy.clone(),
             store: l.store.as_ref(),
             overrides: l.overrides.as_ref(),
+            input_pages: None,
         }
     }
 }
@@ -188,7 +189,7 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let opts = t.options(&loaded);
-    let input = match read_input(t.file.as_deref()) {
+    let input = match read_input_mapped(t.file.as_deref()) {
         Ok(i) => i,
         Err(e) => return fail(e),
     };
@@ -204,7 +205,24 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         }
         Input::Text { name, bytes } => (name, bytes),
     };
-    let text = match crate::input::text(&name, &bytes) {
+    let code = check_text(a, &opts, &name, &bytes, style);
+    // A mapped file truncated meanwhile was read torn: whatever was said above is void.
+    match bytes.torn(&name) {
+        Ok(()) => code,
+        Err(e) => fail(e),
+    }
+}
+
+/// `check` of a body read from a file or standard input.
+fn check_text(
+    a: &CheckArgs,
+    opts: &Options<'_>,
+    name: &str,
+    bytes: &[u8],
+    style: Style,
+) -> ExitCode {
+    let t = &a.target;
+    let text = match crate::input::text(name, bytes) {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
@@ -213,29 +231,29 @@ pub fn run_check(a: &CheckArgs) -> ExitCode {
         Err(e) => return fail(format!("{name}: {e}")),
     };
     if !format.is_transcript() {
-        return check_wire(&name, text, format, &opts, a.json, style);
+        return check_wire(name, text, format, opts, a.json, style);
     }
     // An export is checked as the session it holds: loaded (the loader reads it), not read as
     // a transcript first (a reading nothing used: an eighth of the time on a 10 MB export).
     if format == Format::Opencode {
-        let session = match load_export(text, &name) {
+        let session = match load_export(text, name) {
             Ok(s) => s,
             Err(e) => return fail(format!("{name}: {e}")),
         };
-        return check_session(&name, &session, &opts, a.json, style);
+        return check_session(name, &session, opts, a.json, style);
     }
     let tr = match read(text, turnkeeper::FormatHint::Exactly(format)) {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };
-    let findings = turnkeeper::check(&tr, &opts);
+    let findings = turnkeeper::check(&tr, opts);
     if a.json {
         crate::render::emit(&findings_json(&findings).to_string());
     } else {
         let lines = Lines::new(text);
         let mut out = String::new();
         for f in &findings {
-            render::finding(&mut out, style, &name, Some((&tr, &lines)), f, &[]);
+            render::finding(&mut out, style, name, Some((&tr, &lines)), f, &[]);
         }
         out.push_str(&render::summary(&findings.iter().collect::<Vec<_>>()));
         crate::render::emit(&out);
@@ -430,8 +448,8 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
-    let opts = t.options(&loaded);
-    let (name, bytes) = match read_input(t.file.as_deref()) {
+    let mut opts = t.options(&loaded);
+    let (name, bytes) = match read_input_mapped(t.file.as_deref()) {
         Ok(Input::Text { name, bytes }) => (name, bytes),
         Ok(Input::Storage(dir)) => {
             return fail(format!(
@@ -440,6 +458,11 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
             ));
         }
         Err(e) => return fail(e),
+    };
+    // An error of a mapped file truncated meanwhile is that, not what the torn copy showed.
+    let fail = |e: String| match bytes.torn(&name) {
+        Ok(()) => fail(e),
+        Err(torn) => fail(torn),
     };
     let text = match crate::input::text(&name, &bytes) {
         Ok(t) => t,
@@ -455,6 +478,9 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
                 Ok(r) => r,
                 Err(e) => return fail(format!("{name}: {e}")),
             };
+        if let Err(e) = bytes.torn(&name) {
+            return fail(e);
+        }
         return finish_repair(a, &name, &fixed.report, &fixed.body, None);
     }
     if format == Format::Opencode {
@@ -466,6 +492,8 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Ok(tr) => tr,
         Err(e) => return fail(format!("{name}: {e}")),
     };
+    // A mapped input's pages go as the repair gets past them (`crate::mapped`).
+    opts.input_pages = bytes.pages();
     // A body bound for a file is written to the file's temporary twin while the repair's last
     // pass still judges it (`repair_into_overlapping`), and renamed over the file once it is
     // known to be final: the write overlaps the judging instead of following it.
@@ -480,6 +508,10 @@ pub fn run_repair(a: &RepairArgs) -> ExitCode {
         Ok(d) => d,
         Err(e) => return fail(format!("{name}: {e}")),
     };
+    // A body made from a torn copy is not written (its staged file goes when `early` drops).
+    if let Err(e) = bytes.torn(&name) {
+        return fail(e);
+    }
     // A body a later pass changed is not the one staged (dropping it removes its file); a
     // stage that failed is written again the plain way, which reports the error.
     let staged = early

@@ -46,31 +46,94 @@ impl FormatArg {
 /// The input, read whole.
 pub enum Input {
     /// A body (file or stdin), with the name to show; [`text`] checks it is UTF-8.
-    Text { name: String, bytes: Vec<u8> },
+    Text { name: String, bytes: Bytes },
     /// An OpenCode storage directory.
     Storage(PathBuf),
 }
 
+/// A body's bytes: read into memory, or (a large regular file, on Linux) mapped
+/// ([`crate::mapped`]).
+pub enum Bytes {
+    /// Read.
+    Read(Vec<u8>),
+    /// Mapped.
+    #[cfg(target_os = "linux")]
+    Mapped(crate::mapped::Mapped),
+}
+
+impl Bytes {
+    /// Where a repair tells how far it has gone through the input, when its pages can be let
+    /// go of behind it (a mapped file).
+    pub fn pages(&self) -> Option<&dyn turnkeeper::ReadBehind> {
+        match self {
+            Bytes::Read(_) => None,
+            #[cfg(target_os = "linux")]
+            Bytes::Mapped(m) => Some(m),
+        }
+    }
+
+    /// An error naming `name` when the file was truncated while it was mapped and read
+    /// ([`crate::mapped::torn`]): what was found is not what the file held.
+    pub fn torn(&self, name: &str) -> Result<(), String> {
+        match self {
+            Bytes::Read(_) => Ok(()),
+            #[cfg(target_os = "linux")]
+            Bytes::Mapped(_) if crate::mapped::torn() => Err(format!(
+                "{name}: the file was truncated while it was read, so what was read is not what it held; nothing was written (run the command again)"
+            )),
+            #[cfg(target_os = "linux")]
+            Bytes::Mapped(_) => Ok(()),
+        }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Read(v) => v,
+            #[cfg(target_os = "linux")]
+            Bytes::Mapped(m) => m.bytes(),
+        }
+    }
+}
+
 /// Reads `path` (`None` or `-`: standard input). A directory is OpenCode storage.
 pub fn read_input(path: Option<&Path>) -> Result<Input, String> {
+    read_input_as(path, false)
+}
+
+/// [`read_input`], mapping a large regular file instead of reading it (on Linux; see
+/// [`crate::mapped`]). The caller must look at [`Bytes::torn`] before it stands by what it found
+/// or writes anything: `check` and `repair` do.
+pub fn read_input_mapped(path: Option<&Path>) -> Result<Input, String> {
+    read_input_as(path, true)
+}
+
+fn read_input_as(path: Option<&Path>, map: bool) -> Result<Input, String> {
     let path = path.unwrap_or(Path::new("-"));
     if path.as_os_str() != "-" && path.is_dir() {
         return Ok(Input::Storage(path.to_owned()));
     }
-    let (name, bytes) = read_bytes(path)?;
+    let (name, bytes) = read_bytes_as(path, map)?;
     Ok(Input::Text { name, bytes })
 }
 
 /// The bytes of `path` (`-`: standard input), and the name to show for it.
-pub fn read_bytes(path: &Path) -> Result<(String, Vec<u8>), String> {
+pub fn read_bytes(path: &Path) -> Result<(String, Bytes), String> {
+    read_bytes_as(path, false)
+}
+
+fn read_bytes_as(path: &Path, map: bool) -> Result<(String, Bytes), String> {
     if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
             .map_err(|e| format!("<stdin>: {e}"))?;
-        return Ok(("<stdin>".to_owned(), bytes));
+        return Ok(("<stdin>".to_owned(), Bytes::Read(bytes)));
     }
-    let bytes = read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_file(path, map).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((path.display().to_string(), bytes))
 }
 
@@ -90,17 +153,29 @@ const PARALLEL_READ_FROM: u64 = 16 << 20;
 /// them in (BENCHMARKS.md, CLI), and both halves of that work run in parallel. When the file's
 /// size or modification time changed meanwhile, it is read again the plain way. (A plain read of
 /// a file being rewritten can tear too; turnkeeper only ever replaces files by renaming.)
+///
+/// With `map`, on Linux, a regular file of [`crate::mapped::FROM`] bytes or more is mapped
+/// instead, unless `TURNKEEPER_NO_MMAP` is set.
 #[cfg(unix)]
-fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_file(path: &Path, map: bool) -> std::io::Result<Bytes> {
     use std::os::unix::fs::FileExt;
 
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     let Ok(len) = usize::try_from(meta.len()) else {
-        return std::fs::read(path);
+        return std::fs::read(path).map(Bytes::Read);
     };
+    #[cfg(target_os = "linux")]
+    if map
+        && meta.is_file()
+        && meta.len() >= crate::mapped::FROM
+        && std::env::var_os("TURNKEEPER_NO_MMAP").is_none()
+        && let Some(m) = crate::mapped::Mapped::map(&file, len)
+    {
+        return Ok(Bytes::Mapped(m));
+    }
     if !meta.is_file() || meta.len() < PARALLEL_READ_FROM {
-        return std::fs::read(path);
+        return std::fs::read(path).map(Bytes::Read);
     }
     // Zeroed memory from the allocator is fresh pages, not a memset.
     let mut buf = vec![0u8; len];
@@ -118,15 +193,15 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
         .metadata()
         .is_ok_and(|m| m.len() == meta.len() && m.modified().ok() == meta.modified().ok());
     match read {
-        Ok(()) if unchanged => Ok(buf),
-        _ => std::fs::read(path),
+        Ok(()) if unchanged => Ok(Bytes::Read(buf)),
+        _ => std::fs::read(path).map(Bytes::Read),
     }
 }
 
 /// Reads a whole file (elsewhere than Unix, the plain way).
 #[cfg(not(unix))]
-fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    std::fs::read(path)
+fn read_file(path: &Path, _map: bool) -> std::io::Result<Bytes> {
+    std::fs::read(path).map(Bytes::Read)
 }
 
 /// Opens the OpenCode (or Kilo) store at `dir` (see [`turnkeeper::stores::opencode::locate`]).

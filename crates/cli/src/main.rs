@@ -15,6 +15,8 @@ mod codex;
 mod hugepages;
 mod input;
 mod inspect;
+#[cfg(target_os = "linux")]
+mod mapped;
 mod openclaw;
 mod opencode;
 mod proxy;

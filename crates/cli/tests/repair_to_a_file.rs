@@ -111,3 +111,61 @@ fn a_repaired_body_to_standard_output_leaves_no_file() {
     assert_eq!(o.stdout, expect);
     assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
 }
+
+/// A body of `pairs` user and assistant turns of about 2 KB each, every user turn holding an
+/// empty text block after its text when `damaged`, ending with a user turn.
+fn long_body(pairs: usize, damaged: bool) -> String {
+    let mut s = String::from(r#"{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":["#);
+    for i in 0..pairs {
+        let text = format!("turn {i} ").repeat(200);
+        let blank = if damaged {
+            r#",{"type":"text","text":""}"#
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"{text}"}}{blank}]}},{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}]}},"#
+        ));
+    }
+    s.push_str(r#"{"role":"user","content":"go on"}]}"#);
+    s
+}
+
+/// A body of several megabytes is mapped rather than read, and the repair lets its pages go as
+/// it gets past them: the body written, to a new file or in place, is the one a plain read gives
+/// (`TURNKEEPER_NO_MMAP`), byte for byte.
+#[test]
+fn a_large_body_mapped_is_repaired_as_one_read() {
+    let input = long_body(1500, true);
+    let expect = long_body(1500, false);
+    assert!(input.len() > 5 << 20, "{} bytes", input.len());
+    for mapped in [true, false] {
+        for to in [To::NewFile, To::InPlace] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let file = dir.path().join("in.json");
+            std::fs::write(&file, &input).expect("writes the input");
+            let out = dir.path().join("out.json");
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnkeeper"));
+            cmd.arg("repair").arg(&file);
+            match to {
+                To::InPlace => cmd.arg("--in-place"),
+                _ => cmd.arg("-o").arg(&out),
+            };
+            if mapped {
+                cmd.env_remove("TURNKEEPER_NO_MMAP");
+            } else {
+                cmd.env("TURNKEEPER_NO_MMAP", "1");
+            }
+            let o = cmd.output().expect("runs the binary");
+            assert_eq!(o.status.code(), Some(0), "{to:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("AN-"),
+                "the changes are reported: {}",
+                stderr(&o)
+            );
+            let written = if let To::InPlace = to { &file } else { &out };
+            let body = std::fs::read_to_string(written).expect("reads the body written");
+            assert!(body == expect, "mapped {mapped}, {to:?}: the body differs");
+        }
+    }
+}
