@@ -622,6 +622,13 @@ impl ProfileOverrides {
 pub fn profile_for(model: Option<&str>, overrides: Option<&ProfileOverrides>) -> Profile {
     let n = model.map(normalize).unwrap_or_default();
     let mut p = builtin(&n).unwrap_or_else(|| Profile::strict(&n));
+    // CX-01 (api-rules-2026-11.md): Qwen's own Anthropic-compatible endpoint (DashScope) takes
+    // `enabled` and `disabled` only: "Only 'enabled' and 'disabled' are supported for thinking;
+    // 'adaptive' is not supported." (anthropics/claude-code#29531). A router in front
+    // (`openrouter/qwen/...`) speaks for itself.
+    if let Some((crate::wire::Provider::Qwen, None)) = model.map(crate::wire::provider_of) {
+        p.adaptive_ok = false;
+    }
     p.model = n.clone();
     if let Some(o) = overrides {
         for patch in o.patches_for(&n) {
@@ -871,7 +878,12 @@ mod tests {
             // Another vendor's model: strict, but not bound to the prefix (AN-25 is Anthropic's).
             ("gpt-5", "gpt-5 unknown -prefix_bound"),
             ("deepseek-v4-pro", "deepseek-v4-pro unknown -prefix_bound"),
-            ("qwen3-max", "qwen3-max unknown -prefix_bound"),
+            // Qwen's endpoint refuses adaptive thinking (CX-01); a router in front may not.
+            ("qwen3-max", "qwen3-max unknown -adaptive -prefix_bound"),
+            (
+                "openrouter/qwen/qwen3-max",
+                "qwen3-max unknown -prefix_bound",
+            ),
             ("kimi-k2.6", "kimi-k2.6 unknown -prefix_bound"),
             // An id of no vendor turnkeeper knows gets the strictest profile.
             ("some-model", "some-model unknown"),

@@ -13,7 +13,11 @@
 //! ## CFG-03: adaptive thinking on a model without it
 //!
 //! Source: api-rules.md §1.4 capability matrix (models before 4.6 take only `enabled`). The
-//! exact error text is not recorded. Fix: `{"type":"enabled","budget_tokens":N}`.
+//! exact error text is not recorded. Qwen's own Anthropic-compatible endpoint refuses it too
+//! (api-rules-2026-11.md CX-01: `Only 'enabled' and 'disabled' are supported for thinking;
+//! 'adaptive' is not supported.`, anthropics/claude-code#29531), so a Qwen model with no router
+//! in front has no adaptive mode ([`crate::profile_for`]). Fix:
+//! `{"type":"enabled","budget_tokens":N}`, the caller's to choose (no budget is made up).
 //!
 //! ## CFG-04: thinking disabled on a model that requires it
 //!
@@ -615,6 +619,45 @@ mod tests {
                 left: &[],
             },
         );
+    }
+
+    /// Adaptive thinking for a Qwen model goes to Qwen's own endpoint, which refuses it
+    /// (CX-01): an error, left for the caller (which budget to think with is theirs to say).
+    /// Manual thinking passes, and so does adaptive through a router, which speaks for itself.
+    #[test]
+    fn adaptive_thinking_on_qwen_is_refused() {
+        let adaptive = r#"{"type":"adaptive"}"#;
+        let input = settings("qwen3-coder-plus", adaptive, "");
+        check_case(
+            &input,
+            Expect {
+                rules: &["CFG-03"],
+                after: None,
+                left: &["CFG-03"],
+            },
+        );
+        assert_eq!(
+            findings(&input, &crate::Options::default()),
+            ["CFG-03 thinking.type: adaptive thinking is not supported on this model"]
+        );
+        for ok in [
+            settings(
+                "qwen3-coder-plus",
+                crate::rules::common::testing::MANUAL,
+                "",
+            ),
+            settings("openrouter/qwen/qwen3-coder-plus", adaptive, ""),
+            settings("deepseek-v4-pro", adaptive, ""),
+        ] {
+            check_case(
+                &ok,
+                Expect {
+                    rules: &[],
+                    after: None,
+                    left: &[],
+                },
+            );
+        }
     }
 
     /// A forced `tool_choice` with adaptive thinking is refused by a model whose profile says
