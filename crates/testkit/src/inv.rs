@@ -28,8 +28,8 @@ use turnkeeper_model::{
     sniff,
 };
 use turnkeeper_prevent::{
-    BodyAt, Mode, Options, PreventError, Repaired, RequestChange, Severity, check, context, repair,
-    repair_into,
+    BodyAt, Mode, Options, PreventError, ReadBehind, Repaired, RequestChange, Severity, check,
+    context, repair, repair_into,
 };
 use turnkeeper_recover::{Attempts, classify, classify_with_hint, plan};
 
@@ -1094,8 +1094,10 @@ pub fn repair_invariants_read(
 /// last request left in it, gives exactly what [`repair`] gives: the same body, byte for byte
 /// ([`BodyAt::Input`] exactly when `repair` borrows the input, and `buf` then empty), the same
 /// report, or the same error with `buf` left empty. A second call into the now-filled buffer
-/// gives the same again. Callers that reuse one buffer over many inputs (the corpus test, the
-/// property) check that nothing of an earlier body leaks into a later one.
+/// gives the same again, told of its sweeps over the input ([`Options::input_pages`]): being
+/// told changes nothing, and what it is told is sweeps that start, rise and stay inside the
+/// input. Callers that reuse one buffer over many inputs (the corpus test, the property) check
+/// that nothing of an earlier body leaks into a later one.
 ///
 /// # Errors
 /// The first difference.
@@ -1104,7 +1106,13 @@ pub fn inv_repair_into(input: &str, opts: &Options<'_>, buf: &mut String) -> Out
         return Ok(());
     };
     let want = repair(&t, opts);
-    for round in ["into a reused buffer", "again into the same buffer"] {
+    let told = Sweeps::default();
+    let mut listened = opts.clone();
+    listened.input_pages = Some(&told);
+    for (round, opts) in [
+        ("into a reused buffer", opts),
+        ("again into the same buffer, told of its sweeps", &listened),
+    ] {
         let got = repair_into(&t, opts, buf);
         match (&want, got) {
             (Ok(w), Ok(g)) => {
@@ -1157,7 +1165,49 @@ pub fn inv_repair_into(input: &str, opts: &Options<'_>, buf: &mut String) -> Out
             (Err(w), Ok(_)) => return Err(format!("{round}: succeeded, repair failed ({w})")),
         }
     }
-    Ok(())
+    told.check(input.len())
+}
+
+/// What a repair told its [`ReadBehind`]: `None` for a sweep's start, `Some(offset)` for a step.
+#[derive(Debug, Default)]
+struct Sweeps(std::sync::Mutex<Vec<Option<usize>>>);
+
+impl ReadBehind for Sweeps {
+    fn start(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(None);
+    }
+    fn past(&self, offset: usize) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Some(offset));
+    }
+}
+
+impl Sweeps {
+    /// Every step inside a sweep that started, rising, and none past `len`.
+    fn check(&self, len: usize) -> Outcome {
+        let calls = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last: Option<usize> = None;
+        let mut started = false;
+        for c in calls.iter() {
+            match *c {
+                None => {
+                    started = true;
+                    last = None;
+                }
+                Some(o) if !started => return Err(format!("past({o}) before any start")),
+                Some(o) if o > len => {
+                    return Err(format!("past({o}) beyond the input's {len} bytes"));
+                }
+                Some(o) if last.is_some_and(|l| o <= l) => {
+                    return Err(format!("past({o}) after past({:?}) in one sweep", last));
+                }
+                Some(o) => last = Some(o),
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
