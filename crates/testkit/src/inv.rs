@@ -14,7 +14,7 @@
 //! | 8 | [`inv_conservation`] | no text, tool input or output lost unless reported |
 //! | 9 | [`inv_classifier_stable`] | a corpus error keeps its kind when wrapped |
 //! | 10 | [`inv_no_panic`] | every entry point survives arbitrary bytes, output bounded |
-//! | 11 | [`inv_repair_into`] | `repair_into` with a reused buffer gives `repair`'s body and report |
+//! | 11 | [`inv_repair_into`] | `repair_into` with a reused buffer gives `repair`'s body and report, told of its sweeps or not |
 
 use std::borrow::Cow;
 use std::collections::HashMap;
