@@ -73,10 +73,13 @@ pub fn torn() -> bool {
     TORN.load(Ordering::SeqCst)
 }
 
+/// The action `SIGBUS` had before [`on_sigbus`] (Rust's own, or the default).
+static PREVIOUS: std::sync::OnceLock<libc::sigaction> = std::sync::OnceLock::new();
+
 /// The `SIGBUS` handler: a fault inside the mapping (the file was truncated under it) maps a
 /// page of zeros over the faulting page, notes it ([`TORN`]) and returns, so the read is done
-/// again and reads zeros. Any other `SIGBUS` gets the default action back and happens again on
-/// return, ending the process as it would have without the handler.
+/// again and reads zeros. Any other `SIGBUS` gets the action it had before back and happens
+/// again on return, so it ends the process as it would have without this handler.
 extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid `siginfo_t` to an `SA_SIGINFO` handler; for `SIGBUS`
     // `si_addr` is the faulting address. `mmap` and `signal` are system calls that touch no
@@ -100,7 +103,14 @@ extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mu
                 return;
             }
         }
-        libc::signal(libc::SIGBUS, libc::SIG_DFL);
+        match PREVIOUS.get() {
+            Some(previous) => {
+                libc::sigaction(libc::SIGBUS, previous, std::ptr::null_mut());
+            }
+            None => {
+                libc::signal(libc::SIGBUS, libc::SIG_DFL);
+            }
+        }
     }
 }
 
@@ -109,8 +119,14 @@ fn catch_sigbus() -> bool {
     static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *INSTALLED.get_or_init(|| {
         // SAFETY: a zeroed `sigaction` is a valid empty one; the handler is an `extern "C"`
-        // function of the `SA_SIGINFO` signature, and the old action is not needed.
+        // function of the `SA_SIGINFO` signature. The action it replaces is kept first, so that
+        // the handler can hand back any fault that is not the mapping's.
         unsafe {
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut previous) != 0 {
+                return false;
+            }
+            let _ = PREVIOUS.set(previous);
             let mut act: libc::sigaction = std::mem::zeroed();
             act.sa_sigaction = on_sigbus as *const () as usize;
             act.sa_flags = libc::SA_SIGINFO;
