@@ -546,6 +546,13 @@ pub(crate) const RULES: &[Row] = &[
         &["reasoning_content is missing"],
         None,
     ),
+    //    DS-03 as a gateway words it before the provider sees it (LiteLLM for DeepSeek V4,
+    //    esengine/DeepSeek-Reasonix#6173).
+    (
+        K::ThinkingBlockOrder,
+        &["with tool_calls must include reasoning_content"],
+        None,
+    ),
     // 5. AN-12 (tailcallhq/forgecode#1142; ding113/claude-code-hub#470 for server_tool_use).
     (K::ToolUseIdFormat, &["tool_use.id: string should"], None),
     //    MS-01 (Mistral, code 3280), OC-06 (40-character cap), RS-08 (Responses item prefixes).
@@ -735,6 +742,13 @@ pub(crate) const RULES: &[Row] = &[
     (K::RoleOrder, &["unexpected role", "after role"], None),
     (K::RoleOrder, &["expected last role"], None),
     (K::RoleOrder, &["invalid message role"], None),
+    //    The legacy deepseek-reasoner's alternation rule (deepseek-ai/DeepSeek-R1#21,
+    //    stackblitz-labs/bolt.diy#1235).
+    (
+        K::RoleOrder,
+        &["does not support successive user or assistant messages"],
+        None,
+    ),
     //    CX-02: an Anthropic-compatible endpoint that takes no `system` message (DeepSeek,
     //    Qwen; deepseek-ai/awesome-deepseek-agent#167, anthropics/claude-code#63569).
     (
