@@ -372,6 +372,31 @@ fn apply(
             report.notes.push(format!("giving up: {reason}"));
             Ok(hand_back(request))
         }
+        Action::Repair { rules, location } if wire_format(request).is_some() => {
+            // A wire-family body (Chat, Responses, Converse) is not a block transcript: its own
+            // rules judge it, and what they change (or that they change nothing) is the answer.
+            let Some(format) = wire_format(request) else {
+                return Ok(Applied::Skip("not a wire-family body".to_owned()));
+            };
+            let r = turnkeeper_prevent::wire::repair_wire(request, format, opts)?;
+            if r.report.is_empty() {
+                return Ok(Applied::Skip(format!(
+                    "the {} rules found nothing to change (rules {} diagnosed at {location})",
+                    format.name(),
+                    turnkeeper_prevent::RuleId::join(rules)
+                )));
+            }
+            report.addressing = r
+                .report
+                .changes
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| rules.contains(&c.rule) || at_message(&c.path, location.message))
+                .map(|(n, _)| n)
+                .collect();
+            let body = r.body.into_owned();
+            Ok(done_with(body, r.report, Vec::new(), report))
+        }
         Action::Repair { rules, location } => {
             let t = read(request, FormatHint::Auto)?;
             note_location(&t, location, report);

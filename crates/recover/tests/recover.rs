@@ -239,6 +239,34 @@ fn a_system_message_the_endpoint_refused_is_folded_into_the_user_turn() {
     }
 }
 
+/// A transcript repair planned for a Chat body (the legacy deepseek-reasoner's "successive user
+/// or assistant messages") is judged by Chat's own rules, not read as a block transcript (which
+/// failed the whole recovery): they change nothing here, so the rung is skipped and the request
+/// handed back as it came.
+#[test]
+fn a_repair_planned_for_a_chat_body_is_judged_by_chat_rules() {
+    let req = r#"{"model":"deepseek-reasoner","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}"#;
+    let (d, r) = run(
+        "dsr1-21-successive-messages-json",
+        None,
+        req,
+        &mut Attempts::new(),
+        None,
+    );
+    assert_eq!(d.kind, ErrorKind::RoleOrder);
+    assert_eq!(d.location.message, Some(1));
+    assert_eq!(r.outcome, Outcome::HandBack, "{:?}", r.action);
+    assert_eq!(r.body, req);
+    assert_eq!(
+        r.report
+            .skipped
+            .iter()
+            .map(|s| s.reason.as_str())
+            .collect::<Vec<_>>(),
+        ["the chat rules found nothing to change (rules AN-02 diagnosed at messages[1])"]
+    );
+}
+
 /// Every tool-call id and every tool-result id of an Anthropic request body, in order.
 fn tool_ids(body: &str) -> (Vec<String>, Vec<String>) {
     let v: serde_json::Value = serde_json::from_str(body).expect("the body is JSON");
