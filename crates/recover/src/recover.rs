@@ -386,14 +386,7 @@ fn apply(
                     turnkeeper_prevent::RuleId::join(rules)
                 )));
             }
-            report.addressing = r
-                .report
-                .changes
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| rules.contains(&c.rule) || at_message(&c.path, location.message))
-                .map(|(n, _)| n)
-                .collect();
+            report.addressing = addressing(&r.report.changes, rules, location.message);
             let body = r.body.into_owned();
             Ok(done_with(body, r.report, Vec::new(), report))
         }
@@ -424,14 +417,7 @@ fn apply(
                     turnkeeper_prevent::RuleId::join(rules)
                 )));
             }
-            let addressing: Vec<usize> = r
-                .report
-                .changes
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| rules.contains(&c.rule) || at_message(&c.path, location.message))
-                .map(|(n, _)| n)
-                .collect();
+            let addressing = addressing(&r.report.changes, rules, location.message);
             if addressing.is_empty() {
                 report.notes.push(format!(
                     "no change addresses rules {} or {location}; the provider may report the same error again",
@@ -610,6 +596,17 @@ fn model_name(model: &str) -> String {
     } else {
         format!("'{model}'")
     }
+}
+
+/// The indices of the `changes` that address the diagnosis: made by one of `rules`, or at
+/// message `m`.
+fn addressing(changes: &[Change], rules: &[RuleId], m: Option<u32>) -> Vec<usize> {
+    changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| rules.contains(&c.rule) || at_message(&c.path, m))
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// True when `path` (`messages[3].content[1]`, `messages[3]`) is at message `m`.
