@@ -19,8 +19,8 @@
 //! before.
 //!
 //! This module and [`crate::hugepages`] are the only ones of the workspace with `unsafe` code
-//! (`cargo xtask verify` holds it to that): `mmap`, `madvise` and `munmap` are foreign functions,
-//! and the bytes of a mapping are a raw pointer until they are a slice.
+//! (`cargo xtask verify` holds it to that): `mmap`, `madvise`, `munmap` and `sigaction` are
+//! foreign functions, and the bytes of a mapping are a raw pointer until they are a slice.
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -82,8 +82,9 @@ static PREVIOUS: std::sync::OnceLock<libc::sigaction> = std::sync::OnceLock::new
 /// again on return, so it ends the process as it would have without this handler.
 extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid `siginfo_t` to an `SA_SIGINFO` handler; for `SIGBUS`
-    // `si_addr` is the faulting address. `mmap` and `signal` are system calls that touch no
-    // state of this process but its mappings and its handler table.
+    // `si_addr` is the faulting address. `mmap`, `sigaction` and `signal` are system calls that
+    // touch no state of this process but its mappings and its handler table, and `PREVIOUS` is
+    // only read (it was set before the handler was installed).
     unsafe {
         let addr = (*info).si_addr() as usize;
         let start = REGION_START.load(Ordering::SeqCst);
