@@ -372,26 +372,16 @@ fn apply(
             report.notes.push(format!("giving up: {reason}"));
             Ok(hand_back(request))
         }
-        Action::Repair { rules, location } if wire_format(request).is_some() => {
-            // A wire-family body (Chat, Responses, Converse) is not a block transcript: its own
-            // rules judge it, and what they change (or that they change nothing) is the answer.
-            let Some(format) = wire_format(request) else {
-                return Ok(Applied::Skip("not a wire-family body".to_owned()));
-            };
-            let r = turnkeeper_prevent::wire::repair_wire(request, format, opts)?;
-            if r.report.is_empty() {
-                return Ok(Applied::Skip(format!(
-                    "the {} rules found nothing to change (rules {} diagnosed at {location})",
-                    format.name(),
-                    turnkeeper_prevent::RuleId::join(rules)
-                )));
-            }
-            report.addressing = addressing(&r.report.changes, rules, location.message);
-            let body = r.body.into_owned();
-            Ok(done_with(body, r.report, Vec::new(), report))
-        }
         Action::Repair { rules, location } => {
-            let t = read(request, FormatHint::Auto)?;
+            let t = match read(request, FormatHint::Auto) {
+                Ok(t) => t,
+                // A wire-family body (Chat, Responses, Converse) is not a block transcript: its
+                // own rules judge it (the reading that said so is the only one made).
+                Err(ModelError::NotTranscript { format }) => {
+                    return repair_wire_body(request, format, rules, *location, opts, report);
+                }
+                Err(e) => return Err(e.into()),
+            };
             note_location(&t, location, report);
             let mut o = opts.clone();
             if d.kind == ErrorKind::ToolUseIdFormat {
@@ -596,6 +586,29 @@ fn model_name(model: &str) -> String {
     } else {
         format!("'{model}'")
     }
+}
+
+/// [`Action::Repair`] on a wire-family body: prevent's rules for its `format`, and what they
+/// change (or that they change nothing, which skips the rung) is the answer.
+fn repair_wire_body(
+    request: &str,
+    format: Format,
+    rules: &[RuleId],
+    location: Location,
+    opts: &Options<'_>,
+    report: &mut RecoverReport,
+) -> Result<Applied, RecoverError> {
+    let r = turnkeeper_prevent::wire::repair_wire(request, format, opts)?;
+    if r.report.is_empty() {
+        return Ok(Applied::Skip(format!(
+            "the {} rules found nothing to change (rules {} diagnosed at {location})",
+            format.name(),
+            RuleId::join(rules)
+        )));
+    }
+    report.addressing = addressing(&r.report.changes, rules, location.message);
+    let body = r.body.into_owned();
+    Ok(done_with(body, r.report, Vec::new(), report))
 }
 
 /// The indices of the `changes` that address the diagnosis: made by one of `rules`, or at

@@ -33,7 +33,8 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         if f.role(i) != Role::System {
             continue;
         }
-        let after_ok = match f.role(i - 1) {
+        let prev = f.role(i - 1);
+        let after_ok = match prev {
             Role::User => true,
             Role::Assistant => f
                 .blocks(i - 1)
@@ -44,7 +45,7 @@ pub fn run(ctx: &mut Ctx<'_>, f: &mut Fixer<'_, '_>) {
         let before_ok = i + 1 == f.len() || f.role(i + 1) == Role::Assistant;
         let why = match (after_ok, before_ok) {
             (true, true) => continue,
-            (false, _) if f.role(i - 1) == Role::System => "it follows another system message",
+            (false, _) if prev == Role::System => "it follows another system message",
             (false, _) => {
                 "it follows an assistant message that does not end in a server tool use (it must follow a user message)"
             }
