@@ -20,6 +20,14 @@ pub(crate) const KEEP: usize = 4;
 /// The largest buffer kept, in bytes of capacity.
 pub(crate) const MAX_KEPT: usize = 4 * 1024 * 1024;
 
+/// The capacity of a fresh buffer for a body of `hint` bytes that may be kept: an eighth more,
+/// within [`MAX_KEPT`]. An agent's next request is its conversation a turn longer; a buffer of
+/// exactly this body's size would fit no later body of the conversation, and every request would
+/// fault in a fresh one.
+fn with_room(hint: usize) -> usize {
+    (hint + hint / 8).min(MAX_KEPT).max(hint)
+}
+
 /// The kept buffers.
 #[derive(Debug, Default)]
 pub(crate) struct Buffers {
@@ -41,6 +49,7 @@ impl Buffers {
             if let Some(i) = best {
                 return kept.swap_remove(i);
             }
+            return BytesMut::with_capacity(with_room(hint));
         }
         BytesMut::with_capacity(hint)
     }
@@ -111,7 +120,7 @@ mod tests {
         let mut caps: Vec<usize> = (0..KEEP).map(|_| pool.take(1).capacity()).collect();
         caps.sort_unstable();
         assert_eq!(caps, (3..=KEEP + 2).map(|n| n * 100).collect::<Vec<_>>());
-        assert_eq!(pool.take(50).capacity(), 50, "empty again: a fresh buffer");
+        assert_eq!(pool.take(50).capacity(), 56, "empty again: a fresh buffer");
     }
 
     #[test]
@@ -161,7 +170,29 @@ mod tests {
         }
         assert_eq!(pool.take(150).capacity(), 200);
         assert_eq!(pool.take(150).capacity(), 300);
-        assert_eq!(pool.take(150).capacity(), 150, "none left that fits");
+        assert_eq!(pool.take(150).capacity(), 168, "none left that fits");
         assert_eq!(pool.len(), 1);
+    }
+
+    #[test]
+    fn a_conversation_a_turn_longer_each_time_reuses_its_buffer() {
+        let pool = Buffers::default();
+        let mut size = 1_000_000;
+        let mut b = pool.take(size);
+        let first = b.as_ptr();
+        assert_eq!(b.capacity(), 1_125_000, "an eighth more than the body");
+        b.resize(size, b'x');
+        pool.give(b.freeze());
+        // Each later request is a turn (2 KB) longer: the same memory serves it.
+        for _ in 0..50 {
+            size += 2_000;
+            let mut b = pool.take(size);
+            assert_eq!(b.as_ptr(), first, "{size} bytes");
+            b.resize(size, b'x');
+            pool.give(b.freeze());
+        }
+        // Near the bound, the room stops at it; over it, a fresh buffer is exact.
+        assert_eq!(with_room(MAX_KEPT - 10), MAX_KEPT);
+        assert_eq!(with_room(MAX_KEPT), MAX_KEPT);
     }
 }
