@@ -53,6 +53,11 @@ pub struct ProxyArgs {
     /// Do not retry a 400 that a repair can fix; pass every error back as it came.
     #[arg(long)]
     no_recover: bool,
+    /// How many readings of recent request bodies to keep (Messages and Gemini routes), so
+    /// that the next request of a conversation is read at the cost of what it adds; 0 reads
+    /// every body whole.
+    #[arg(long, default_value_t = 8)]
+    keep_readings: usize,
 }
 
 pub fn run(a: &ProxyArgs) -> ExitCode {
@@ -68,6 +73,7 @@ pub fn run(a: &ProxyArgs) -> ExitCode {
         store_ttl: Duration::from_secs(a.store_ttl),
         max_body: a.max_body,
         recover: !a.no_recover,
+        keep_readings: a.keep_readings,
         ..Config::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

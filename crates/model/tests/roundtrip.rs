@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use turnkeeper_model::{
-    BodyKind, Draft, FormatHint, ReadBehind, Role, Summary, read, read_reusing, read_reusing_copies,
+    BodyKind, Draft, Format, FormatHint, ReadBehind, Role, Summary, read, read_reusing,
+    read_reusing_copies,
 };
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -346,4 +347,95 @@ fn a_huge_message_after_small_ones_does_not_inflate_the_block_list() {
     let t = read(&body, FormatHint::Auto).expect("reads");
     assert_eq!(t.blocks.len(), 65);
     assert!(t.blocks.capacity() < 1_000, "{}", t.blocks.capacity());
+}
+
+/// The proxy reads a request against the reading of an earlier request (`read_reusing_copies`
+/// with every message of the earlier one offered at its own place): the conversation a turn
+/// shorter, the same one a turn longer, or another conversation altogether. Whatever the
+/// earlier body, the reading is the request's own, and only messages that are byte for byte the
+/// same are moved over. The earlier reading is given as the proxy keeps it: its messages and
+/// blocks, with no root, messages span or settings.
+#[test]
+fn a_reading_made_against_another_body_is_the_body_own() {
+    let mut bodies: Vec<(PathBuf, String)> = Vec::new();
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        bodies.push((path, text));
+    }
+    let mut grown = 0;
+    let mut unrelated = 0;
+    let mut previous: Option<usize> = None;
+    for (n, (path, text)) in bodies.iter().enumerate() {
+        let Ok(t) = read(text, FormatHint::Auto) else {
+            continue;
+        };
+        if t.body != BodyKind::Request || t.messages.len() < 2 {
+            continue;
+        }
+        // The same conversation without its last message: what the client sent a turn before.
+        let mut d = Draft::new(&t);
+        d.remove_message(t.messages.len() - 1);
+        let shorter = d.output();
+        let all = |prev: &turnkeeper_model::Transcript<'_>| -> Vec<Option<u32>> {
+            (0..prev.messages.len() as u32).map(Some).collect()
+        };
+        let s = read(&shorter, FormatHint::Exactly(t.format)).expect("a draft's output reads");
+        // Grown by a message: every message of the shorter body is moved over, the last read.
+        let (again, copies) = read_reusing_copies(text, &kept(&s), &all(&s), None)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(format!("{again:?}"), format!("{t:?}"), "{}", path.display());
+        // The formats whose messages are moved over (the proxy's Messages and Gemini routes);
+        // an OpenCode export is always read whole.
+        let reuses = matches!(t.format, Format::Anthropic | Format::Gemini);
+        let expect: Vec<Option<u32>> = (0..t.messages.len() as u32)
+            .map(|k| (reuses && k + 1 < t.messages.len() as u32).then_some(k))
+            .collect();
+        assert_eq!(copies, expect, "{}", path.display());
+        // Shrunk by one: the reading is the shorter body's own.
+        let (back, _) = read_reusing_copies(&shorter, &kept(&t), &all(&t), None)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(format!("{back:?}"), format!("{s:?}"), "{}", path.display());
+        grown += 1;
+        // Against the previous request body of the corpus, of the same format: another
+        // conversation, whose equal messages (a shared system prompt, a "hi") may be moved over.
+        if let Some(p) = previous {
+            let other = &bodies[p].1;
+            if let Ok(o) = read(other, FormatHint::Exactly(t.format)) {
+                let (r, copies) = read_reusing_copies(text, &kept(&o), &all(&o), None)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert_eq!(format!("{r:?}"), format!("{t:?}"), "{}", path.display());
+                for (i, c) in copies.iter().enumerate() {
+                    if let Some(k) = c {
+                        let mine = t.messages[i].span.get(text);
+                        let theirs = o.messages[*k as usize].span.get(other);
+                        assert_eq!(mine, theirs, "{}", path.display());
+                    }
+                }
+                unrelated += 1;
+            }
+        }
+        previous = Some(n);
+    }
+    assert!(grown >= floor(100), "only {grown} conversations grown");
+    assert!(
+        unrelated >= floor(100),
+        "only {unrelated} pairs of conversations"
+    );
+}
+
+/// An earlier reading as the proxy keeps it: its messages and blocks over its text, with no
+/// root, messages span or settings.
+fn kept<'a>(prev: &turnkeeper_model::Transcript<'a>) -> turnkeeper_model::Transcript<'a> {
+    turnkeeper_model::Transcript {
+        src: prev.src,
+        format: prev.format,
+        body: prev.body,
+        root: Default::default(),
+        messages_span: None,
+        messages: prev.messages.clone(),
+        blocks: prev.blocks.clone(),
+        meta: Default::default(),
+    }
 }

@@ -152,6 +152,19 @@ fn request_of_size(turn: &Exchange, size: usize, stream: bool) -> String {
     .to_string()
 }
 
+/// The conversation of `base` (a Messages request) with `turns` more exchanges at its end (the
+/// assistant's short answer, the user's next question): the request an agent sends `turns`
+/// requests later.
+fn request_grown(base: &str, turns: usize) -> String {
+    let mut v: Value = serde_json::from_str(base).expect("json");
+    let messages = v["messages"].as_array_mut().expect("messages");
+    for k in 0..turns {
+        messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("Done with part {k}.")}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "text", "text": format!("Go on with part {}.", k + 1)}]}));
+    }
+    v.to_string()
+}
+
 /// A route of the proxy, measured the same way as the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Family {
@@ -463,19 +476,33 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|&n| n > 0)
         .unwrap_or(100);
+    // Each row: a label and the bodies sent, one per request (the last one again when there
+    // are fewer): the same body every time (a conversation replayed as it was), or for the
+    // Messages route a conversation a turn longer at each request (what an agent sends).
+    let mut rows: Vec<(String, Vec<String>, usize)> = Vec::new();
     for (label, size, runs) in [("10 KB", 10_000usize, 4 * n), ("1 MB", 1_000_000, n)] {
-        let (runs, warm) = if smoke { (3, 1) } else { (runs, 5) };
-        let body = case.request_of_size(size);
-        assert_forwarded_as_sent(mock, &proxy.url, path, &body, id).await;
-        for _ in 0..warm {
-            timed(&client, &mock.url(), path, &body, id).await;
-            timed(&client, &proxy.url, path, &body, id).await;
+        rows.push((label.to_owned(), vec![case.request_of_size(size)], runs));
+    }
+    if family == Family::Anthropic {
+        let runs = if smoke { 4 } else { n + 5 };
+        let base = case.request_of_size(1_000_000);
+        let grown = (0..runs).map(|k| request_grown(&base, k)).collect();
+        rows.push(("1 MB, a turn longer each time".to_owned(), grown, n));
+    }
+    for (label, bodies, runs) in &rows {
+        let (runs, warm) = if smoke { (3, 1) } else { (*runs, 5) };
+        let body_at = |k: usize| bodies[k.min(bodies.len() - 1)].as_str();
+        assert_forwarded_as_sent(mock, &proxy.url, path, body_at(0), id).await;
+        for k in 0..warm {
+            timed(&client, &mock.url(), path, body_at(k), id).await;
+            timed(&client, &proxy.url, path, body_at(k), id).await;
         }
         let (sum0, n0) = added(&client, &proxy.url, family.route()).await;
         let (mut direct, mut through, mut extra) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..runs {
-            let d = timed(&client, &mock.url(), path, &body, id).await;
-            let p = timed(&client, &proxy.url, path, &body, id).await;
+        for k in warm..warm + runs {
+            let body = body_at(k);
+            let d = timed(&client, &mock.url(), path, body, id).await;
+            let p = timed(&client, &proxy.url, path, body, id).await;
             direct.push(d);
             through.push(p);
             extra.push(p - d);
@@ -495,7 +522,7 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         }
         println!(
             "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms |",
-            body.len(),
+            body_at(warm).len(),
             pct(&direct, 0.5),
             pct(&direct, 0.99),
             pct(&through, 0.5),

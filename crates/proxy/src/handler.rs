@@ -13,7 +13,7 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore, WireFamily, WireTurn};
-use turnkeeper_model::{BodyKind, FormatHint, Role, read};
+use turnkeeper_model::{BodyKind, Role};
 use turnkeeper_prevent::{ChangeAction, Options, Report, RequestChange, repair};
 use turnkeeper_recover::{Action, Attempts, classify, recover_with};
 
@@ -272,25 +272,47 @@ async fn prepare(
             .load(std::sync::atomic::Ordering::Relaxed);
     let repaired = match route.family {
         Family::Messages | Family::Gemini => {
-            let t = match read(text, FormatHint::Exactly(route.family.format())) {
-                Ok(t) if t.body == BodyKind::Request => t,
-                Ok(_) => return Err(("not_a_request", bytes)),
+            // Read against the last request of the conversation when the proxy kept it: the
+            // messages it already read are compared, not scanned again (`readings`).
+            let reading = match state.readings.read(text, route.family.format()) {
+                Ok(r) => r,
                 Err(e) => {
                     tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
                     return Err(("unparsable", bytes));
                 }
             };
-            if route.family == Family::Messages {
-                prepared.store = lookup(state, label, &t).await;
-            } else {
-                let wanted = gemini_wanted(&t);
-                if !wanted.is_empty() {
-                    let found = state.turns.lookup_wire(&wanted).await;
-                    count_lookup(state, label, &found);
-                    prepared.store = found.store;
-                }
+            if reading.reused > 0 {
+                state.metrics.add(
+                    "messages_reused_total",
+                    &[("route", label)],
+                    reading.reused as u64,
+                );
             }
-            repair(&t, &prepared.options())
+            let t = &reading.transcript;
+            let repaired = if t.body != BodyKind::Request {
+                None
+            } else {
+                if route.family == Family::Messages {
+                    prepared.store = lookup(state, label, t).await;
+                } else {
+                    let wanted = gemini_wanted(t);
+                    if !wanted.is_empty() {
+                        let found = state.turns.lookup_wire(&wanted).await;
+                        count_lookup(state, label, &found);
+                        prepared.store = found.store;
+                    }
+                }
+                Some(repair(t, &prepared.options()))
+            };
+            // The client's body and its reading are kept for its next request (what the client
+            // sent, not what was repaired: the next request carries the client's bytes again).
+            state
+                .readings
+                .put(bytes.clone(), reading, |b| state.buffers.give(b));
+            match repaired {
+                Some(r) => r,
+                None => return Err(("not_a_request", bytes)),
+            }
         }
         Family::Chat | Family::Responses => {
             // Read once: the turn ids for the store, then the repair on the same reading.

@@ -47,6 +47,7 @@ mod forward;
 mod handler;
 mod http;
 mod metrics;
+mod readings;
 mod turns;
 
 use std::net::SocketAddr;
@@ -133,6 +134,10 @@ pub struct Config {
     /// timeouts (load balancers close at 60 s, some gateways sooner), so a request rarely meets
     /// a connection the upstream is closing.
     pub pool_idle_timeout: Duration,
+    /// How many readings of recent request bodies are kept, so that the next request of the
+    /// same conversation is read at the cost of what it adds (its earlier messages compared
+    /// byte for byte, not scanned again); 0 keeps none. Bodies of up to 16 MiB, 64 MiB in all.
+    pub keep_readings: usize,
 }
 
 impl Default for Config {
@@ -150,6 +155,7 @@ impl Default for Config {
             recover: true,
             connect_timeout: Duration::from_secs(30),
             pool_idle_timeout: Duration::from_secs(20),
+            keep_readings: 8,
         }
     }
 }
@@ -227,6 +233,8 @@ pub(crate) struct State {
     pub(crate) metrics: Metrics,
     /// Request-body buffers kept for the next request.
     pub(crate) buffers: buffers::Buffers,
+    /// Readings of recent request bodies, for the next request of each conversation.
+    pub(crate) readings: readings::Readings,
     /// The Messages upstream has refused a mid-conversation `system` message (DeepSeek's
     /// Anthropic-compatible endpoint, CX-02): every later request is sent with them folded
     /// into the user turn, instead of failing once each.
@@ -290,6 +298,7 @@ impl Proxy {
             addr: config.listen,
             source,
         })?;
+        let readings = readings::Readings::new(config.keep_readings);
         let state = Arc::new(State {
             config,
             upstreams,
@@ -298,6 +307,7 @@ impl Proxy {
             turns,
             metrics: Metrics::default(),
             buffers: buffers::Buffers::default(),
+            readings,
             messages_refuse_system: std::sync::atomic::AtomicBool::new(false),
             next_id: AtomicU64::new(1),
         });

@@ -65,6 +65,10 @@ const FAMILIES: &[(&str, &str)] = &[
         "Clients that left before the response headers were sent (while the proxy read, repaired or waited for the upstream), by route.",
     ),
     (
+        "messages_reused_total",
+        "Request messages whose reading was taken from the same bytes in an earlier request of the conversation instead of being scanned again, by route.",
+    ),
+    (
         "decoded_total",
         "Request bodies decoded from their Content-Encoding to be judged, by route and encoding.",
     ),

@@ -52,6 +52,75 @@ async fn every_accepted_real_request_passes_byte_identical() {
         exchanges.len() as u64
     );
     assert_eq!(m.total("repairs_total"), 0);
+    // The recordings come in conversations, and each request was read against the reading of
+    // the one before it: those readings were used (and the bytes above say they changed nothing).
+    assert!(
+        m.get("messages_reused_total", &[("route", "messages")]) > 0,
+        "no reading was reused"
+    );
+}
+
+/// A conversation read against the proxy's reading of its last request (its earlier messages
+/// compared, not scanned again) is judged as one read whole: a proxy that keeps readings and one
+/// that keeps none send the upstream the same bytes and report the same repairs, for a valid
+/// follow-up and for one the agent damaged two turns back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_read_against_its_last_request_is_judged_the_same() {
+    let Some((mock, warm)) = start(|_| {}).await else {
+        return;
+    };
+    let cold = proxy_for(&mock, |c| c.keep_readings = 0).await;
+    let turn = tool_turn(&mock, false);
+    let content = response_content(&turn.response, false);
+    let q = "What's the weather in Paris?";
+    let valid = follow_up(q, &content, false);
+    let mut longer = valid.clone();
+    let more = longer["messages"].as_array_mut().expect("messages");
+    more.push(json!({"role": "assistant", "content": [{"type": "text", "text": "Sunny, 21 °C."}]}));
+    more.push(json!({"role": "user", "content": "And in Lyon?"}));
+    // The same conversation, with an empty text block left in the tool result's message.
+    let mut damaged = longer.clone();
+    damaged["messages"][2]["content"]
+        .as_array_mut()
+        .expect("blocks")
+        .push(json!({"type": "text", "text": ""}));
+    let steps = [
+        (first_request(q, false), Some(turn.id.as_str())),
+        (valid, None),
+        (longer, None),
+        (damaged, None),
+    ];
+    for (n, (body, reply)) in steps.iter().enumerate() {
+        let headers: Vec<(&str, &str)> = reply.iter().map(|id| ("x-mock-reply", *id)).collect();
+        let mut sent = Vec::new();
+        let mut repaired = Vec::new();
+        for proxy in [&warm, &cold] {
+            let got = post(&base(proxy), body.to_string(), &headers).await;
+            assert_eq!(
+                got.status,
+                200,
+                "step {n}: {}",
+                String::from_utf8_lossy(&got.body)
+            );
+            repaired.push(got.header("x-turnkeeper-repaired").to_owned());
+            sent.push(mock.received().last().expect("sent").clone());
+        }
+        assert!(
+            sent[0] == sent[1],
+            "step {n}: the upstream got different bodies"
+        );
+        assert_eq!(repaired[0], repaired[1], "step {n}");
+        let expect = if n == 3 { "AN-05" } else { "" };
+        assert_eq!(repaired[0], expect, "step {n}");
+    }
+    let reused = |p: &Proxy| {
+        p.metrics()
+            .get("messages_reused_total", &[("route", "messages")])
+    };
+    // Steps 2 and 3 repeat the messages of the step before (the first's one, the second's
+    // three); step 4 repeats the third's five but the changed one.
+    assert_eq!(reused(&warm), 1 + 3 + 4);
+    assert_eq!(reused(&cold), 0);
 }
 
 /// A damaged request (an empty text block, a tool call left without its result) would be
