@@ -19,9 +19,9 @@
 //! reused a message of it, the new reading replaces it (the conversation grew); otherwise it goes
 //! back beside the new one.
 //!
-//! Bounded: at most [`Readings::keep`] readings, of bodies of at most [`MAX_BODY`] bytes and at
-//! most [`MAX_TOTAL`] bytes in all; the oldest go first. A reading let go hands its body to
-//! `on_drop` (the proxy's kept buffers).
+//! Bounded: at most `Config::keep_readings` readings, of bodies of at most [`MAX_BODY`] bytes
+//! and at most [`MAX_TOTAL`] bytes in all; the oldest go first. A reading let go hands its body
+//! to `on_drop` (the proxy's kept buffers).
 
 use std::sync::Mutex;
 
