@@ -533,6 +533,63 @@ pub fn roundtrip_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
             clip(&out)
         ));
     }
+    reuse_on(t, hint)
+}
+
+/// The proxy's reading of a request against the kept reading of the request before it
+/// (`read_reusing_copies` with every earlier message offered at its own place, the earlier
+/// reading without root, messages span or settings): against the body a message shorter, and
+/// against the body itself, the reading is `t`'s own, and only byte-identical messages are moved
+/// over.
+///
+/// # Errors
+/// When a reading made against an earlier body differs from the body's own.
+pub fn reuse_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
+    if t.body != BodyKind::Request || t.messages.is_empty() {
+        return Ok(());
+    }
+    let own = format!("{t:?}");
+    let mut d = Draft::new(t);
+    d.remove_message(t.messages.len() - 1);
+    let shorter = d.output();
+    let Ok(s) = read(&shorter, FormatHint::Exactly(t.format)) else {
+        return Err(format!(
+            "{hint:?}: the body without its last message does not read: {}",
+            clip(&shorter)
+        ));
+    };
+    for prev in [&s, t] {
+        let kept = Transcript {
+            src: prev.src,
+            format: prev.format,
+            body: prev.body,
+            root: Default::default(),
+            messages_span: None,
+            messages: prev.messages.clone(),
+            blocks: prev.blocks.clone(),
+            meta: Default::default(),
+        };
+        let all: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
+        let (again, copies) = turnkeeper_model::read_reusing_copies(t.src, &kept, &all, None)
+            .map_err(|e| format!("{hint:?}: read against an earlier body: {e}"))?;
+        if format!("{again:?}") != own {
+            return Err(format!(
+                "{hint:?}: read against an earlier body of {} messages, the reading differs from its own",
+                prev.messages.len()
+            ));
+        }
+        for (i, c) in copies.iter().enumerate() {
+            if let Some(k) = c {
+                let mine = t.messages[i].span.get(t.src);
+                let theirs = prev.messages[*k as usize].span.get(prev.src);
+                if mine != theirs {
+                    return Err(format!(
+                        "{hint:?}: message {i} was moved over from message {k}, whose bytes differ"
+                    ));
+                }
+            }
+        }
+    }
     Ok(())
 }
 
