@@ -53,7 +53,7 @@ pub struct ProxyArgs {
     /// Do not retry a 400 that a repair can fix; pass every error back as it came.
     #[arg(long)]
     no_recover: bool,
-    /// How many readings of recent request bodies to keep (Messages and Gemini routes), so
+    /// How many readings of recent request bodies to keep (every route), so
     /// that the next request of a conversation is read at the cost of what it adds; 0 reads
     /// every body whole.
     #[arg(long, default_value_t = 8)]

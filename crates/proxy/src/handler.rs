@@ -13,7 +13,7 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use turnkeeper_guard::{StoredTurn, TurnKeys, TurnStore, WireFamily, WireTurn};
-use turnkeeper_model::{BodyKind, Role};
+use turnkeeper_model::{BodyKind, Role, Transcript};
 use turnkeeper_prevent::{ChangeAction, Options, Report, RequestChange, repair};
 use turnkeeper_recover::{Action, Attempts, classify, recover_with};
 
@@ -24,6 +24,7 @@ use crate::forward::{
     Tee, end_to_end, send_streaming, send_upstream, stream_back, unreachable_upstream,
 };
 use crate::http::{Body, full, proxy_error, set_header};
+use crate::readings::Reading;
 
 /// Error bodies are small; a 400 longer than this is passed back without being classified.
 const MAX_ERROR_BODY: usize = 1024 * 1024;
@@ -274,21 +275,16 @@ async fn prepare(
         Family::Messages | Family::Gemini => {
             // Read against the last request of the conversation when the proxy kept it: the
             // messages it already read are compared, not scanned again (`readings`).
-            let reading = match state.readings.read(text, route.family.format()) {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
-                    return Err(("unparsable", bytes));
-                }
-            };
-            if reading.reused > 0 {
-                state.metrics.add(
-                    "messages_reused_total",
-                    &[("route", label)],
-                    reading.reused as u64,
-                );
-            }
-            let t = &reading.transcript;
+            let reading: Reading<Transcript<'_>> =
+                match state.readings.read(text, route.family.format()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
+                        return Err(("unparsable", bytes));
+                    }
+                };
+            count_reused(state, label, reading.reused);
+            let t = &reading.value;
             let repaired = if t.body != BodyKind::Request {
                 None
             } else {
@@ -315,19 +311,28 @@ async fn prepare(
             }
         }
         Family::Chat | Family::Responses => {
-            // Read once: the turn ids for the store, then the repair on the same reading.
-            let body = match WireBody::read(text, route.family.format()) {
-                Ok(b) => b,
-                Err(e) => {
-                    tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
-                    return Err(("unparsable", bytes));
-                }
-            };
-            let wanted = wire_wanted(&body, text);
+            // Read once (against the conversation's last request when it was kept): the turn
+            // ids for the store, then the repair on the same reading.
+            let reading: Reading<WireBody<'_>> =
+                match state.readings.read(text, route.family.format()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
+                        return Err(("unparsable", bytes));
+                    }
+                };
+            count_reused(state, label, reading.reused);
+            let body = &reading.value;
+            let wanted = wire_wanted(body, text);
             let found = state.turns.lookup_wire(&wanted).await;
             count_lookup(state, label, &found);
             prepared.store = found.store;
-            turnkeeper_prevent::wire::repair_wire_read(text, body, &prepared.options())
+            let repaired =
+                turnkeeper_prevent::wire::repair_wire_read(text, body, &prepared.options());
+            state
+                .readings
+                .put(bytes.clone(), reading, |b| state.buffers.give(b));
+            repaired
         }
     };
     let repaired = match repaired {
@@ -353,6 +358,15 @@ async fn prepare(
         std::borrow::Cow::Owned(s) => Bytes::from(s),
     };
     Ok(prepared)
+}
+
+/// Counts the messages (or items) a reading moved over from the conversation's last request.
+fn count_reused(state: &State, route: &'static str, reused: usize) {
+    if reused > 0 {
+        state
+            .metrics
+            .add("messages_reused_total", &[("route", route)], reused as u64);
+    }
 }
 
 /// Counts and logs what a repair did: the rule ids (in order, without repeats), the turns

@@ -2,16 +2,16 @@
 //! is read at the cost of what it adds.
 //!
 //! An agent sends its whole conversation with every request: the body of one request is the body
-//! of the one before with a turn or two more. Reading a megabyte costs the proxy most of its own
-//! time before forwarding (BENCHMARKS.md, "The proxy"); comparing a megabyte with the bytes of the
-//! last request costs a tenth of that. So the readings of the last few request bodies are kept
-//! (the body itself, its messages and their blocks), and a new body is read with
-//! [`turnkeeper_model::read_reusing`]: each of its messages that is, byte for byte, the message
-//! at the same place in a kept body has that message's reading moved over instead of being
-//! scanned again. The comparison is the guarantee: a message that differs in one byte is read
-//! afresh, and the reading is the one [`turnkeeper_model::read`] gives (the model's contract,
-//! tested there and in this crate's tests). Only the reading is reused; every rule still judges
-//! every message.
+//! of the one before with a turn or two more. So the readings of the last few request bodies are
+//! kept (the body itself and what its reader found in its messages: their blocks for Messages
+//! and Gemini, their tool calls for Chat, the input items for Responses), and a new body is read
+//! against the closest kept one ([`turnkeeper_model::read_reusing_copies`],
+//! `wire::chat::read_reusing`, `wire::responses::read_reusing`): each of its messages that is,
+//! byte for byte, the message at the same place in the kept body has that message's reading
+//! moved over instead of being scanned again. The comparison is the guarantee: a message that
+//! differs in one byte is read afresh, and the reading is the one the body gets read alone (the
+//! model's contract, tested there, in the testkit's invariants 6 and of the wire families, and in
+//! this crate's tests). Only the reading is reused; every rule still judges every message.
 //!
 //! Which kept reading a body is read against: the one of the same format whose body begins with
 //! the longest run of the same bytes (up to [`COMPARED`] bytes), the most recent on a tie. It is
@@ -26,9 +26,13 @@
 use std::sync::Mutex;
 
 use bytes::Bytes;
+use turnkeeper_model::wire::Member;
+use turnkeeper_model::wire::chat::{self, ChatBody, ChatMessage};
+use turnkeeper_model::wire::responses::{self, Item, ResponsesBody};
 use turnkeeper_model::{
     Block, BodyKind, Format, FormatHint, Message, ModelError, Transcript, read, read_reusing_copies,
 };
+use turnkeeper_prevent::wire::WireBody;
 
 /// How many bytes at the start of two bodies are compared to choose the kept reading.
 pub(crate) const COMPARED: usize = 64 * 1024;
@@ -39,21 +43,156 @@ pub(crate) const MAX_BODY: usize = 16 * 1024 * 1024;
 /// The most body bytes kept in all.
 pub(crate) const MAX_TOTAL: usize = 64 * 1024 * 1024;
 
+/// What is kept of a reading: what the next reading moves over, without the body's settings.
+#[derive(Debug)]
+pub(crate) enum Parts {
+    /// A Messages or Gemini request's messages and their blocks.
+    Blocks {
+        messages: Vec<Message>,
+        blocks: Vec<Block>,
+    },
+    /// A Chat Completions request's messages and their tool calls' members.
+    Chat {
+        messages: Vec<ChatMessage>,
+        call_members: Vec<Member>,
+    },
+    /// A Responses request's input items.
+    Responses { items: Vec<Item> },
+}
+
 /// One kept reading.
 #[derive(Debug)]
 struct Kept {
     format: Format,
     body: Bytes,
-    messages: Vec<Message>,
-    blocks: Vec<Block>,
+    parts: Parts,
+}
+
+/// A reading the proxy can keep: a Messages or Gemini [`Transcript`], or a Chat or Responses
+/// [`WireBody`].
+pub(crate) trait Keepable<'a>: Sized {
+    /// Reads `text` as `format`, alone.
+    fn read_alone(text: &'a str, format: Format) -> Result<Self, ModelError>;
+    /// Reads `text` as `format` against `prev` (kept over `prev_text`): the reading and how many
+    /// messages were moved over, and `prev` handed back. A `prev` of another kind is not used.
+    fn read_against(
+        text: &'a str,
+        format: Format,
+        prev_text: &str,
+        prev: Parts,
+    ) -> (Result<(Self, usize), ModelError>, Parts);
+    /// What is kept of it, when it is a request's reading.
+    fn into_parts(self) -> Option<(Format, Parts)>;
+}
+
+impl<'a> Keepable<'a> for Transcript<'a> {
+    fn read_alone(text: &'a str, format: Format) -> Result<Self, ModelError> {
+        read(text, FormatHint::Exactly(format))
+    }
+
+    fn read_against(
+        text: &'a str,
+        format: Format,
+        prev_text: &str,
+        prev: Parts,
+    ) -> (Result<(Self, usize), ModelError>, Parts) {
+        let Parts::Blocks { messages, blocks } = prev else {
+            return (Self::read_alone(text, format).map(|t| (t, 0)), prev);
+        };
+        let prev = Transcript {
+            src: prev_text,
+            format,
+            body: BodyKind::Request,
+            root: Default::default(),
+            messages_span: None,
+            messages,
+            blocks,
+            meta: Default::default(),
+        };
+        let keep: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
+        let res = read_reusing_copies(text, &prev, &keep, None)
+            .map(|(t, copies)| (t, copies.iter().filter(|c| c.is_some()).count()));
+        let parts = Parts::Blocks {
+            messages: prev.messages,
+            blocks: prev.blocks,
+        };
+        (res, parts)
+    }
+
+    fn into_parts(self) -> Option<(Format, Parts)> {
+        (self.body == BodyKind::Request).then_some((
+            self.format,
+            Parts::Blocks {
+                messages: self.messages,
+                blocks: self.blocks,
+            },
+        ))
+    }
+}
+
+impl<'a> Keepable<'a> for WireBody<'a> {
+    fn read_alone(text: &'a str, format: Format) -> Result<Self, ModelError> {
+        WireBody::read(text, format)
+    }
+
+    fn read_against(
+        text: &'a str,
+        format: Format,
+        prev_text: &str,
+        prev: Parts,
+    ) -> (Result<(Self, usize), ModelError>, Parts) {
+        match prev {
+            Parts::Chat {
+                messages,
+                call_members,
+            } => {
+                let prev = ChatBody {
+                    src: prev_text,
+                    messages,
+                    call_members,
+                    ..Default::default()
+                };
+                let res = chat::read_reusing(text, &prev).map(|(b, n)| (WireBody::Chat(b), n));
+                let parts = Parts::Chat {
+                    messages: prev.messages,
+                    call_members: prev.call_members,
+                };
+                (res, parts)
+            }
+            Parts::Responses { items } => {
+                let prev = ResponsesBody {
+                    src: prev_text,
+                    items,
+                    ..Default::default()
+                };
+                let res =
+                    responses::read_reusing(text, &prev).map(|(b, n)| (WireBody::Responses(b), n));
+                (res, Parts::Responses { items: prev.items })
+            }
+            other => (Self::read_alone(text, format).map(|b| (b, 0)), other),
+        }
+    }
+
+    fn into_parts(self) -> Option<(Format, Parts)> {
+        Some(match self {
+            WireBody::Chat(b) => (
+                Format::Chat,
+                Parts::Chat {
+                    messages: b.messages,
+                    call_members: b.call_members,
+                },
+            ),
+            WireBody::Responses(b) => (Format::Responses, Parts::Responses { items: b.items }),
+        })
+    }
 }
 
 /// What [`Readings::read`] found: the reading, and the kept reading it was made against (to be
 /// handed back to [`Readings::put`]).
 #[derive(Debug)]
-pub(crate) struct Reading<'a> {
-    /// The body's reading, equal to [`turnkeeper_model::read`]'s.
-    pub(crate) transcript: Transcript<'a>,
+pub(crate) struct Reading<T> {
+    /// The body's reading, equal to the one made alone.
+    pub(crate) value: T,
     /// How many of its messages were moved over from a kept reading.
     pub(crate) reused: usize,
     from: Option<Kept>,
@@ -75,51 +214,38 @@ impl Readings {
         }
     }
 
-    /// Reads `text` (the UTF-8 of `body`) as `format`, against the kept reading that looks most
-    /// like it when there is one.
+    /// Reads `text` as `format`, against the kept reading that looks most like it when there
+    /// is one.
     ///
     /// # Errors
-    /// As [`turnkeeper_model::read`].
-    pub(crate) fn read<'a>(
+    /// As reading `text` alone.
+    pub(crate) fn read<'a, T: Keepable<'a>>(
         &self,
         text: &'a str,
         format: Format,
-    ) -> Result<Reading<'a>, ModelError> {
+    ) -> Result<Reading<T>, ModelError> {
         let from = if self.keep == 0 {
             None
         } else {
             self.take_closest(text.as_bytes(), format)
         };
         let Some(from) = from else {
-            let transcript = read(text, FormatHint::Exactly(format))?;
-            return Ok(Reading {
-                transcript,
+            return T::read_alone(text, format).map(|value| Reading {
+                value,
                 reused: 0,
                 from: None,
             });
         };
-        let prev = Transcript {
-            src: utf8_of(&from.body),
-            format: from.format,
-            body: BodyKind::Request,
-            root: Default::default(),
-            messages_span: None,
-            messages: from.messages,
-            blocks: from.blocks,
-            meta: Default::default(),
-        };
-        let keep: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
-        let res = read_reusing_copies(text, &prev, &keep, None);
+        let (res, parts) = T::read_against(text, format, utf8_of(&from.body), from.parts);
         let from = Kept {
             format: from.format,
-            body: from.body.clone(),
-            messages: prev.messages,
-            blocks: prev.blocks,
+            body: from.body,
+            parts,
         };
         match res {
-            Ok((transcript, copies)) => Ok(Reading {
-                transcript,
-                reused: copies.iter().filter(|c| c.is_some()).count(),
+            Ok((value, reused)) => Ok(Reading {
+                value,
+                reused,
                 from: Some(from),
             }),
             Err(e) => {
@@ -132,18 +258,25 @@ impl Readings {
     /// After the request: keeps `reading` (of `body`) when it is a request's, replacing the kept
     /// reading it was made against when it reused any of its messages; hands back every body
     /// let go to `on_drop`.
-    pub(crate) fn put(&self, body: Bytes, reading: Reading<'_>, on_drop: impl FnMut(Bytes)) {
+    pub(crate) fn put<'a, T: Keepable<'a>>(
+        &self,
+        body: Bytes,
+        reading: Reading<T>,
+        on_drop: impl FnMut(Bytes),
+    ) {
         let Reading {
-            transcript,
+            value,
             reused,
             from,
         } = reading;
-        let new = (transcript.body == BodyKind::Request && body.len() <= MAX_BODY).then(|| Kept {
-            format: transcript.format,
-            body,
-            messages: transcript.messages,
-            blocks: transcript.blocks,
-        });
+        let new = value
+            .into_parts()
+            .filter(|_| body.len() <= MAX_BODY)
+            .map(|(format, parts)| Kept {
+                format,
+                body,
+                parts,
+            });
         let mut on_drop = on_drop;
         match from {
             // The conversation grew: the new reading takes the old one's place.
@@ -245,9 +378,9 @@ mod tests {
     /// and says how many messages were moved over and which bodies were let go.
     fn check(r: &Readings, b: &Bytes) -> (usize, Vec<Bytes>) {
         let text = std::str::from_utf8(b).expect("utf-8");
-        let reading = r.read(text, Format::Anthropic).expect("reads");
+        let reading: Reading<Transcript<'_>> = r.read(text, Format::Anthropic).expect("reads");
         let own = read(text, FormatHint::Exactly(Format::Anthropic)).expect("reads");
-        assert_eq!(format!("{:?}", reading.transcript), format!("{own:?}"));
+        assert_eq!(format!("{:?}", reading.value), format!("{own:?}"));
         let reused = reading.reused;
         let mut dropped = Vec::new();
         r.put(b.clone(), reading, |d| dropped.push(d));
@@ -315,7 +448,7 @@ mod tests {
         check(&r, &body("rust", 2));
         let broken = &body("rust", 3)[..40];
         let text = std::str::from_utf8(broken).expect("utf-8");
-        assert!(r.read(text, Format::Anthropic).is_err());
+        assert!(r.read::<Transcript<'_>>(text, Format::Anthropic).is_err());
         assert_eq!(r.len(), 1);
         assert_eq!(check(&r, &body("rust", 3)).0, 4);
     }
@@ -325,11 +458,74 @@ mod tests {
         let r = Readings::new(8);
         check(&r, &body("rust", 2));
         let gemini = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
-        let reading = r.read(gemini, Format::Gemini).expect("reads");
+        let reading: Reading<Transcript<'_>> = r.read(gemini, Format::Gemini).expect("reads");
         assert_eq!(reading.reused, 0);
         assert!(reading.from.is_none());
         r.put(Bytes::from_static(gemini.as_bytes()), reading, drop);
         assert_eq!(r.len(), 2);
+    }
+
+    /// A Chat conversation of `turns` tool rounds (a call with its reasoning, its result).
+    fn chat(turns: usize) -> String {
+        let mut messages = vec![r#"{"role":"user","content":"roll a die"}"#.to_owned()];
+        for k in 0..turns {
+            messages.push(format!(
+                r#"{{"role":"assistant","content":null,"reasoning_content":"thinking {k}","tool_calls":[{{"id":"call_{k}","type":"function","function":{{"name":"roll","arguments":"{{}}"}}}}]}}"#
+            ));
+            messages.push(format!(
+                r#"{{"role":"tool","tool_call_id":"call_{k}","content":"{k}"}}"#
+            ));
+        }
+        format!(
+            r#"{{"model":"deepseek-reasoner","messages":[{}]}}"#,
+            messages.join(",")
+        )
+    }
+
+    /// A Responses input of `turns` rounds (a reasoning item, its call, the call's output).
+    fn responses(turns: usize) -> String {
+        let mut items = vec![r#"{"role":"user","content":"roll a die"}"#.to_owned()];
+        for k in 0..turns {
+            items.push(format!(
+                r#"{{"type":"reasoning","id":"rs_{k}","summary":[],"encrypted_content":"gAAA{k}"}}"#
+            ));
+            items.push(format!(
+                r#"{{"type":"function_call","id":"fc_{k}","call_id":"call_{k}","name":"roll","arguments":"{{}}"}}"#
+            ));
+            items.push(format!(
+                r#"{{"type":"function_call_output","call_id":"call_{k}","output":"{k}"}}"#
+            ));
+        }
+        format!(
+            r#"{{"model":"gpt-5","store":false,"input":[{}]}}"#,
+            items.join(",")
+        )
+    }
+
+    /// Reads `text` as a wire body through `r`, checks it against its own reading, puts it back
+    /// and says how many messages or items were moved over.
+    fn check_wire(r: &Readings, text: &str, format: Format) -> usize {
+        let reading: Reading<WireBody<'_>> = r.read(text, format).expect("reads");
+        let own = WireBody::read(text, format).expect("reads");
+        assert_eq!(format!("{:?}", reading.value), format!("{own:?}"));
+        let reused = reading.reused;
+        r.put(Bytes::from(text.to_owned()), reading, drop);
+        reused
+    }
+
+    #[test]
+    fn chat_and_responses_conversations_are_read_at_the_cost_of_what_they_add() {
+        let r = Readings::new(8);
+        assert_eq!(check_wire(&r, &chat(1), Format::Chat), 0);
+        assert_eq!(check_wire(&r, &responses(1), Format::Responses), 0);
+        // A round more each: the earlier messages (with their tool calls) and items move over.
+        assert_eq!(check_wire(&r, &chat(2), Format::Chat), 3);
+        assert_eq!(check_wire(&r, &responses(2), Format::Responses), 4);
+        assert_eq!(check_wire(&r, &chat(3), Format::Chat), 5);
+        assert_eq!(r.len(), 2);
+        // The agent dropped a tool turn's reasoning: that message is read, the others move over.
+        let dropped = chat(3).replacen(r#""reasoning_content":"thinking 1","#, "", 1);
+        assert_eq!(check_wire(&r, &dropped, Format::Chat), 6);
     }
 
     #[test]

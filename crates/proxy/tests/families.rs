@@ -142,6 +142,116 @@ async fn a_deepseek_tool_turn_without_reasoning_content_arrives_accepted() {
     }
 }
 
+/// Sends `steps` (bodies of one conversation, each answered with the recording `id`) to a proxy
+/// that keeps readings and to one that keeps none, in turn: the upstream gets the same bytes from
+/// both and both report the same repairs. Returns the repairs reported at each step.
+async fn same_warm_and_cold(
+    mock: &Mock,
+    warm: &turnkeeper_proxy::Proxy,
+    cold: &turnkeeper_proxy::Proxy,
+    path: &str,
+    id: &str,
+    steps: &[String],
+) -> Vec<String> {
+    let mut reported = Vec::new();
+    for (n, body) in steps.iter().enumerate() {
+        let mut sent = Vec::new();
+        let mut repaired = Vec::new();
+        for proxy in [warm, cold] {
+            let got = post_to(&base(proxy), path, body.clone(), &[("x-mock-reply", id)]).await;
+            assert_eq!(
+                got.status,
+                200,
+                "{path} step {n}: {}",
+                String::from_utf8_lossy(&got.body)
+            );
+            repaired.push(got.header("x-turnkeeper-repaired").to_owned());
+            sent.push(mock.received().last().expect("sent").clone());
+        }
+        assert!(
+            sent[0] == sent[1],
+            "{path} step {n}: the upstream got different bodies"
+        );
+        assert_eq!(repaired[0], repaired[1], "{path} step {n}");
+        reported.push(repaired.swap_remove(0));
+    }
+    reported
+}
+
+/// A Chat and a Responses conversation read against the proxy's reading of its last request
+/// are judged as when read whole: the recorded request, then the same conversation damaged
+/// (DeepSeek's `reasoning_content` dropped from its tool turns; a reasoning item's following
+/// call removed), then the recorded request again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_and_responses_read_against_the_last_request_are_judged_the_same() {
+    let Some((mock, warm)) = start_all(|_| {}).await else {
+        return;
+    };
+    let cold = proxy_for(&mock, |c| c.keep_readings = 0).await;
+
+    let e = recorded(&mock, "openai-chat", "deepseek-reasoner", "\"tool_calls\"");
+    let recorded_body = String::from_utf8(e.request.to_vec()).expect("utf-8");
+    let mut body: Value = serde_json::from_slice(&e.request).expect("json");
+    for m in body["messages"].as_array_mut().expect("messages") {
+        if m["role"] == "assistant"
+            && m.get("tool_calls").is_some()
+            && let Some(o) = m.as_object_mut()
+        {
+            o.remove("reasoning_content");
+        }
+    }
+    let steps = [recorded_body.clone(), body.to_string(), recorded_body];
+    let reported =
+        same_warm_and_cold(&mock, &warm, &cold, "/chat/completions", &e.id, &steps).await;
+    assert_eq!(reported[0], "");
+    assert!(reported[1].starts_with("DS-"), "{reported:?}");
+    assert_eq!(reported[2], "");
+
+    let e = mock
+        .exchanges()
+        .iter()
+        .find(|e| {
+            e.family == "openai-responses" && {
+                let v: Value = serde_json::from_slice(&e.request).unwrap_or(Value::Null);
+                v["input"].as_array().is_some_and(|items| {
+                    items
+                        .windows(2)
+                        .any(|w| w[0]["type"] == "reasoning" && w[1]["type"] == "function_call")
+                })
+            }
+        })
+        .expect("a recorded follow-up with reasoning and its call");
+    let recorded_body = String::from_utf8(e.request.to_vec()).expect("utf-8");
+    let mut body: Value = serde_json::from_slice(&e.request).expect("json");
+    let items = body["input"].as_array_mut().expect("input");
+    let at = items
+        .windows(2)
+        .position(|w| w[0]["type"] == "reasoning" && w[1]["type"] == "function_call")
+        .expect("pair");
+    let call_id = items[at + 1]["call_id"].clone();
+    items.remove(at + 1);
+    items.retain(|it| !(it["type"] == "function_call_output" && it["call_id"] == call_id));
+    let steps = [recorded_body.clone(), body.to_string(), recorded_body];
+    let reported = same_warm_and_cold(&mock, &warm, &cold, "/v1/responses", &e.id, &steps).await;
+    assert_eq!(reported[0], "");
+    assert!(reported[1].contains("OR-01"), "{reported:?}");
+    assert_eq!(reported[2], "");
+
+    // What was moved over. Chat: nothing for the damaged body (the recording has a space after
+    // each comma and colon, serde_json writes none, so no message is the same bytes); its reading
+    // went beside the first one's, and the recorded request again was read against the first:
+    // all 7 messages. Responses: the damaged body's first two items are the recording's bytes,
+    // so its reading took the first one's place, and the recorded request again shares those
+    // two with it: 2 + 2.
+    let reused = |p: &turnkeeper_proxy::Proxy, route: &str| {
+        p.metrics()
+            .get("messages_reused_total", &[("route", route)])
+    };
+    assert_eq!(reused(&warm, "chat"), 7);
+    assert_eq!(reused(&warm, "responses"), 2 + 2);
+    assert_eq!(reused(&cold, "chat") + reused(&cold, "responses"), 0);
+}
+
 /// A Responses follow-up whose reasoning item lost the item it produced is rejected with
 /// OpenAI's text; through the proxy the orphan goes and the request is accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

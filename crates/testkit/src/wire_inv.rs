@@ -14,6 +14,7 @@
 //! | [`inv_wire_agree`] | `findings_left` is what `check_wire` finds on the output |
 //! | [`inv_wire_no_panic`] | sniff, check and repair survive any bytes under every family |
 //! | [`inv_wire_sniffed`] | a generated body sniffs as its own family |
+//! | [`inv_wire_reuse`] | read against an earlier body (itself, itself an item shorter), a Chat or Responses body reads as it reads alone |
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -601,10 +602,87 @@ pub fn wire_invariants(text: &str, format: Format, opts: &Options<'_>, deep: boo
     lossless_on(text, format, &r, &both).map_err(|e| format!("lossless: {e}"))?;
     reasoning_on(text, format, &r, &both).map_err(|e| format!("reasoning: {e}"))?;
     agree_on(format, opts, &r).map_err(|e| format!("agree: {e}"))?;
+    inv_wire_reuse(text, format).map_err(|e| format!("reuse: {e}"))?;
     if deep {
         idempotent_on(format, opts, &r).map_err(|e| format!("idempotent: {e}"))?;
     }
     Ok(())
+}
+
+/// The proxy reads a Chat or Responses body against its kept reading of the conversation's last
+/// request (`read_reusing`): against the body itself and against the body without its last
+/// message or item, the reading is the body's own, and every message or item of the earlier
+/// body is moved over.
+///
+/// # Errors
+/// The first reading that differs from the body's own, or a count that is not the earlier
+/// body's.
+pub fn inv_wire_reuse(text: &str, format: Format) -> Outcome {
+    use turnkeeper_model::wire::{chat, responses};
+    match format {
+        Format::Chat => {
+            let Ok(own) = chat::read(text) else {
+                return Ok(());
+            };
+            let want = format!("{own:?}");
+            let shorter = without_last(text, &own.messages_at);
+            let short = shorter.as_deref().and_then(|t| chat::read(t).ok());
+            for prev in std::iter::once(&own).chain(short.as_ref()) {
+                let (again, n) = chat::read_reusing(text, prev).map_err(|e| e.to_string())?;
+                if format!("{again:?}") != want {
+                    return Err(format!(
+                        "read against a body of {} messages, the reading differs from its own",
+                        prev.messages.len()
+                    ));
+                }
+                if n != prev.messages.len() {
+                    return Err(format!(
+                        "{n} of the earlier body's {} messages moved over",
+                        prev.messages.len()
+                    ));
+                }
+            }
+        }
+        Format::Responses => {
+            let Ok(own) = responses::read(text) else {
+                return Ok(());
+            };
+            let want = format!("{own:?}");
+            let shorter = without_last(text, &own.input_at);
+            let short = shorter.as_deref().and_then(|t| responses::read(t).ok());
+            for prev in std::iter::once(&own).chain(short.as_ref()) {
+                let (again, n) = responses::read_reusing(text, prev).map_err(|e| e.to_string())?;
+                if format!("{again:?}") != want {
+                    return Err(format!(
+                        "read against a body of {} items, the reading differs from its own",
+                        prev.items.len()
+                    ));
+                }
+                if n != prev.items.len() {
+                    return Err(format!(
+                        "{n} of the earlier body's {} items moved over",
+                        prev.items.len()
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `text` without the last element of the array at `at` (and the separator before it).
+fn without_last(text: &str, at: &turnkeeper_model::wire::ArrayAt) -> Option<String> {
+    let last = at.elems.last()?;
+    let cut = match at.elems.len() {
+        1 => at.span.start as usize + 1,
+        n => at.elems[n - 2].end as usize,
+    };
+    Some(format!(
+        "{}{}",
+        text.get(..cut)?,
+        text.get(last.end as usize..)?
+    ))
 }
 
 /// A generated body sniffs as its own family.

@@ -74,6 +74,23 @@ pub enum ChatContent {
 }
 
 impl ChatContent {
+    /// The same content after its bytes moved from offset `from` to offset `to`.
+    fn moved(self, from: u32, to: u32) -> ChatContent {
+        match self {
+            ChatContent::Absent | ChatContent::Null => self,
+            ChatContent::Text { text, blank } => ChatContent::Text {
+                text: text.moved(from, to),
+                blank,
+            },
+            ChatContent::Parts { span, count, blank } => ChatContent::Parts {
+                span: span.moved(from, to),
+                count,
+                blank,
+            },
+            ChatContent::Other(span) => ChatContent::Other(span.moved(from, to)),
+        }
+    }
+
     /// True when the content holds something: a non-blank string or a non-blank part.
     pub fn has_content(&self) -> bool {
         match self {
@@ -137,6 +154,59 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
+    /// The same message after its bytes moved from offset `from` to offset `to`, its tool
+    /// calls' members taken from `prev_members` (the body it was read in) and appended to
+    /// `members` (the body it moves into).
+    fn moved(
+        &self,
+        from: u32,
+        to: u32,
+        prev_members: &[Member],
+        members: &mut Vec<Member>,
+    ) -> ChatMessage {
+        let calls = self
+            .calls
+            .iter()
+            .map(|c| {
+                // A non-object entry has no span and no members: it stays as read.
+                if *c == ChatToolCall::default() {
+                    return *c;
+                }
+                let first = members.len() as u32;
+                let (a, b) = c.members_at;
+                members.extend(
+                    prev_members
+                        .get(a as usize..b as usize)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|m| m.moved(from, to)),
+                );
+                ChatToolCall {
+                    span: c.span.moved(from, to),
+                    members_at: (first, members.len() as u32),
+                    id: c.id.map(|x| x.moved(from, to)),
+                    name: c.name.map(|x| x.moved(from, to)),
+                    has_extra_content: c.has_extra_content,
+                    thought_signature: c.thought_signature.map(|x| x.moved(from, to)),
+                }
+            })
+            .collect();
+        ChatMessage {
+            span: self.span.moved(from, to),
+            role: self.role,
+            members: self.members.iter().map(|m| m.moved(from, to)).collect(),
+            content: self.content.moved(from, to),
+            reasoning_content: self.reasoning_content.map(|v| v.moved(from, to)),
+            reasoning: self.reasoning.map(|v| v.moved(from, to)),
+            reasoning_details: self.reasoning_details.map(|v| v.moved(from, to)),
+            tool_calls: self.tool_calls.as_ref().map(|a| a.moved(from, to)),
+            calls,
+            tool_call_id: self.tool_call_id.map(|x| x.moved(from, to)),
+            function_call: self.function_call,
+            other_output: self.other_output,
+        }
+    }
+
     /// True when any vendor's reasoning field is present.
     pub fn has_reasoning_field(&self) -> bool {
         self.reasoning_content.is_some()
@@ -150,8 +220,9 @@ impl ChatMessage {
     }
 }
 
-/// A Chat Completions request body, read.
-#[derive(Clone, Debug)]
+/// A Chat Completions request body, read. The default is the reading of nothing: an empty text,
+/// no message.
+#[derive(Clone, Debug, Default)]
 pub struct ChatBody<'a> {
     /// The input.
     pub src: &'a str,
@@ -201,6 +272,31 @@ type R<T> = Result<T, SyntaxError>;
 /// A [`ModelError`] naming the place for invalid JSON, or a body without a `messages` array of
 /// objects.
 pub fn read(src: &str) -> Result<ChatBody<'_>, ModelError> {
+    read_with(src, None).map(|(b, _)| b)
+}
+
+/// [`read`], against the reading of an earlier body (`prev`, over its own text): each message
+/// that is, byte for byte, `prev`'s message at the same place has its reading moved over
+/// instead of being scanned; the rest of the body is read as [`read`] reads it. Returns the
+/// reading, equal to [`read`]'s, and how many messages were moved over.
+///
+/// A proxy sees each conversation again a turn longer at every request; reading it against the
+/// last request's reading costs a byte comparison of what it repeats.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_reusing<'a>(
+    src: &'a str,
+    prev: &ChatBody<'_>,
+) -> Result<(ChatBody<'a>, usize), ModelError> {
+    read_with(src, Some(prev))
+}
+
+fn read_with<'a>(
+    src: &'a str,
+    prev: Option<&ChatBody<'_>>,
+) -> Result<(ChatBody<'a>, usize), ModelError> {
+    let mut reused = 0;
     let mut b = ChatBody {
         src,
         root: Span::default(),
@@ -226,6 +322,7 @@ pub fn read(src: &str) -> Result<ChatBody<'_>, ModelError> {
                 have_messages = true;
                 b.messages.clear();
                 b.call_members.clear();
+                reused = 0;
                 let mut elems = Vec::new();
                 let span = s.array(|s, i| -> R<()> {
                     s.skip_ws();
@@ -237,6 +334,21 @@ pub fn read(src: &str) -> Result<ChatBody<'_>, ModelError> {
                             "expected a message object",
                         ));
                         elems.push(s.skip_value()?);
+                        return Ok(());
+                    }
+                    if let Some(p) = prev
+                        && let Some(pm) = p.messages.get(b.messages.len())
+                        && s.skip_verbatim(pm.span.get(p.src))
+                    {
+                        let m = pm.moved(
+                            pm.span.start,
+                            at as u32,
+                            &p.call_members,
+                            &mut b.call_members,
+                        );
+                        elems.push(m.span);
+                        b.messages.push(m);
+                        reused += 1;
                         return Ok(());
                     }
                     let m = read_message(s, &mut b.call_members)?;
@@ -284,7 +396,7 @@ pub fn read(src: &str) -> Result<ChatBody<'_>, ModelError> {
             "a Chat Completions body needs a `messages` array",
         ));
     }
-    Ok(b)
+    Ok((b, reused))
 }
 
 fn read_message(s: &mut Scanner<'_>, call_members: &mut Vec<Member>) -> R<ChatMessage> {

@@ -38,6 +38,14 @@ impl Member {
     pub fn start(&self) -> u32 {
         self.key.span.start.saturating_sub(1)
     }
+
+    /// The same member after its bytes moved from offset `from` to offset `to`.
+    pub fn moved(&self, from: u32, to: u32) -> Member {
+        Member {
+            key: self.key.moved(from, to),
+            value: self.value.moved(from, to),
+        }
+    }
 }
 
 /// A value as found: its span and its JSON kind.
@@ -56,6 +64,15 @@ impl Value {
     pub fn is_empty_string(&self) -> bool {
         self.string.is_some_and(|s| s.span.is_empty())
     }
+
+    /// The same value after its bytes moved from offset `from` to offset `to`.
+    pub fn moved(&self, from: u32, to: u32) -> Value {
+        Value {
+            span: self.span.moved(from, to),
+            kind: self.kind,
+            string: self.string.map(|s| s.moved(from, to)),
+        }
+    }
 }
 
 /// An array as found: its span and the span of each element.
@@ -65,6 +82,16 @@ pub struct ArrayAt {
     pub span: Span,
     /// Each element.
     pub elems: Vec<Span>,
+}
+
+impl ArrayAt {
+    /// The same array after its bytes moved from offset `from` to offset `to`.
+    pub fn moved(&self, from: u32, to: u32) -> ArrayAt {
+        ArrayAt {
+            span: self.span.moved(from, to),
+            elems: self.elems.iter().map(|e| e.moved(from, to)).collect(),
+        }
+    }
 }
 
 /// Reads any value, recording its kind and, for a string, its contents.

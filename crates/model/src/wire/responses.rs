@@ -129,6 +129,19 @@ pub enum ArrayField {
 }
 
 impl ArrayField {
+    /// The same field after its bytes moved from offset `from` to offset `to`.
+    fn moved(self, from: u32, to: u32) -> ArrayField {
+        match self {
+            ArrayField::Absent | ArrayField::Null => self,
+            ArrayField::Array { span, len } => ArrayField::Array {
+                span: span.moved(from, to),
+                len,
+            },
+            ArrayField::Text(t) => ArrayField::Text(t.moved(from, to)),
+            ArrayField::Other(span) => ArrayField::Other(span.moved(from, to)),
+        }
+    }
+
     /// True for an array with at least one element, a non-empty string or any other value.
     pub fn is_non_empty(&self) -> bool {
         match self {
@@ -159,6 +172,15 @@ pub enum Encrypted {
 }
 
 impl Encrypted {
+    /// The same value after its bytes moved from offset `from` to offset `to`.
+    fn moved(self, from: u32, to: u32) -> Encrypted {
+        match self {
+            Encrypted::Absent | Encrypted::Null => self,
+            Encrypted::Text(t) => Encrypted::Text(t.moved(from, to)),
+            Encrypted::Other(span) => Encrypted::Other(span.moved(from, to)),
+        }
+    }
+
     /// True for a non-empty string: state the server can decrypt, with or without an `id`.
     pub fn is_set(&self) -> bool {
         matches!(self, Encrypted::Text(s) if !s.span.is_empty())
@@ -193,6 +215,23 @@ pub struct Item {
 }
 
 impl Item {
+    /// The same item after its bytes moved from offset `from` to offset `to`.
+    fn moved(&self, from: u32, to: u32) -> Item {
+        Item {
+            span: self.span.moved(from, to),
+            kind: self.kind,
+            type_name: self.type_name.map(|x| x.moved(from, to)),
+            members: self.members.iter().map(|m| m.moved(from, to)).collect(),
+            role: self.role,
+            id: self.id.map(|x| x.moved(from, to)),
+            call_id: self.call_id.map(|x| x.moved(from, to)),
+            name: self.name.map(|x| x.moved(from, to)),
+            content: self.content.moved(from, to),
+            summary: self.summary.moved(from, to),
+            encrypted: self.encrypted.moved(from, to),
+        }
+    }
+
     /// The index of member `name`.
     pub fn member(&self, src: &str, name: &str) -> Option<usize> {
         crate::wire::member_index(src, &self.members, name)
@@ -225,9 +264,10 @@ impl Item {
 }
 
 /// What `input` holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Input {
     /// No `input` key.
+    #[default]
     Absent,
     /// A string (one user message).
     Text(StrSpan),
@@ -235,8 +275,9 @@ pub enum Input {
     Items,
 }
 
-/// A Responses request body, read.
-#[derive(Clone, Debug)]
+/// A Responses request body, read. The default is the reading of nothing: an empty text, no
+/// item.
+#[derive(Clone, Debug, Default)]
 pub struct ResponsesBody<'a> {
     /// The input.
     pub src: &'a str,
@@ -297,6 +338,28 @@ type R<T> = Result<T, SyntaxError>;
 /// A [`ModelError`] naming the place for invalid JSON, a body that is not an object, or an
 /// `input` array holding something other than objects.
 pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
+    read_with(src, None).map(|(b, _)| b)
+}
+
+/// [`read`], against the reading of an earlier body (`prev`, over its own text): each item of
+/// `input` that is, byte for byte, `prev`'s item at the same place has its reading moved over
+/// instead of being scanned; the rest of the body is read as [`read`] reads it. Returns the
+/// reading, equal to [`read`]'s, and how many items were moved over.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_reusing<'a>(
+    src: &'a str,
+    prev: &ResponsesBody<'_>,
+) -> Result<(ResponsesBody<'a>, usize), ModelError> {
+    read_with(src, Some(prev))
+}
+
+fn read_with<'a>(
+    src: &'a str,
+    prev: Option<&ResponsesBody<'_>>,
+) -> Result<(ResponsesBody<'a>, usize), ModelError> {
+    let mut reused = 0;
     let mut b = ResponsesBody {
         src,
         root: Span::default(),
@@ -323,6 +386,7 @@ pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
             if key_is(src, key, "input") {
                 b.items.clear();
                 b.input_at = ArrayAt::default();
+                reused = 0;
                 match s.peek_kind()? {
                     Kind::Array => {
                         b.input = Input::Items;
@@ -337,6 +401,16 @@ pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
                                     "expected an input item object",
                                 ));
                                 elems.push(s.skip_value()?);
+                                return Ok(());
+                            }
+                            if let Some(p) = prev
+                                && let Some(pi) = p.items.get(b.items.len())
+                                && s.skip_verbatim(pi.span.get(p.src))
+                            {
+                                let it = pi.moved(pi.span.start, at as u32);
+                                elems.push(it.span);
+                                b.items.push(it);
+                                reused += 1;
                                 return Ok(());
                             }
                             let it = read_item(s)?;
@@ -410,7 +484,7 @@ pub fn read(src: &str) -> Result<ResponsesBody<'_>, ModelError> {
     )?;
     b.root = root.span;
     b.root_members = root.members;
-    Ok(b)
+    Ok((b, reused))
 }
 
 fn read_array_field(s: &mut Scanner<'_>) -> R<ArrayField> {

@@ -247,6 +247,25 @@ impl<'a> WireBody<'a> {
         }
     }
 
+    /// Reads `src` as `prev`'s format, against `prev` (the reading of an earlier body, over its
+    /// own text): each message (Chat) or item (Responses) that is, byte for byte, `prev`'s at
+    /// the same place has its reading moved over instead of being scanned. The reading equals
+    /// [`WireBody::read`]'s; the count says how many were moved over.
+    ///
+    /// # Errors
+    /// When the body does not read as `prev`'s format.
+    pub fn read_reusing(
+        src: &'a str,
+        prev: &WireBody<'_>,
+    ) -> Result<(WireBody<'a>, usize), ModelError> {
+        match prev {
+            WireBody::Chat(p) => turnkeeper_model::wire::chat::read_reusing(src, p)
+                .map(|(b, n)| (WireBody::Chat(b), n)),
+            WireBody::Responses(p) => turnkeeper_model::wire::responses::read_reusing(src, p)
+                .map(|(b, n)| (WireBody::Responses(b), n)),
+        }
+    }
+
     /// The body's format.
     pub fn format(&self) -> Format {
         match self {
@@ -331,7 +350,7 @@ pub fn repair_wire<'a>(
         return converse::repair_converse(src, opts);
     }
     let body = WireBody::read(src, format)?;
-    repair_wire_read(src, body, opts)
+    repair_wire_read(src, &body, opts)
 }
 
 /// [`repair_wire`] on a body the caller has read already ([`WireBody::read`] of `src`): the
@@ -341,7 +360,7 @@ pub fn repair_wire<'a>(
 /// As [`repair_wire`].
 pub fn repair_wire_read<'a>(
     src: &'a str,
-    body: WireBody<'_>,
+    body: &WireBody<'_>,
     opts: &Options<'_>,
 ) -> Result<Repaired<'a>, PreventError> {
     let format = body.format();
@@ -352,7 +371,7 @@ pub fn repair_wire_read<'a>(
     for _ in 0..4 {
         let text = current.as_deref().unwrap_or(src);
         let (out, new) = match first.take() {
-            Some(body) => pass_on(text, &body, opts, true),
+            Some(body) => pass_on(text, body, opts, true),
             None => pass(text, format, opts, true)?,
         };
         match new {
