@@ -152,15 +152,31 @@ fn request_of_size(turn: &Exchange, size: usize, stream: bool) -> String {
     .to_string()
 }
 
-/// The conversation of `base` (a Messages request) with `turns` more exchanges at its end (the
-/// assistant's short answer, the user's next question): the request an agent sends `turns`
+/// The conversation of `base` (a request of `family`) with `turns` more exchanges at its end
+/// (the assistant's short answer, the user's next question): the request an agent sends `turns`
 /// requests later.
-fn request_grown(base: &str, turns: usize) -> String {
+fn request_grown(family: Family, base: &str, turns: usize) -> String {
     let mut v: Value = serde_json::from_str(base).expect("json");
-    let messages = v["messages"].as_array_mut().expect("messages");
+    let (key, assistant, user) = match family {
+        Family::Anthropic => ("messages", "assistant", "user"),
+        Family::Chat => ("messages", "assistant", "user"),
+        Family::Responses => ("input", "assistant", "user"),
+        Family::Gemini => ("contents", "model", "user"),
+    };
+    let said = |role: &str, text: String| match family {
+        Family::Anthropic => json!({"role": role, "content": [{"type": "text", "text": text}]}),
+        // The reasoner's answer closes the recorded tool-calling turn: DeepSeek wants the
+        // `reasoning_content` it sent with it back (DS-03), as an agent keeps it.
+        Family::Chat if role == "assistant" => {
+            json!({"role": role, "content": text, "reasoning_content": "The next part, then."})
+        }
+        Family::Chat | Family::Responses => json!({"role": role, "content": text}),
+        Family::Gemini => json!({"role": role, "parts": [{"text": text}]}),
+    };
+    let messages = v[key].as_array_mut().expect("a conversation");
     for k in 0..turns {
-        messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("Done with part {k}.")}]}));
-        messages.push(json!({"role": "user", "content": [{"type": "text", "text": format!("Go on with part {}.", k + 1)}]}));
+        messages.push(said(assistant, format!("Done with part {k}.")));
+        messages.push(said(user, format!("Go on with part {}.", k + 1)));
     }
     v.to_string()
 }
@@ -423,7 +439,12 @@ async fn assert_forwarded_as_sent(mock: &Mock, proxy: &str, path: &str, body: &s
         "{path}: {}",
         String::from_utf8_lossy(&got.body)
     );
-    assert_eq!(got.header("x-turnkeeper-repaired"), "", "{path}: repaired");
+    assert_eq!(
+        got.header("x-turnkeeper-repaired"),
+        "",
+        "{path}: repaired (a body of {} bytes)",
+        body.len()
+    );
     let received = mock.received();
     assert_eq!(received.len(), before + 1, "{path}: one upstream request");
     assert!(
@@ -477,22 +498,24 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         .filter(|&n| n > 0)
         .unwrap_or(100);
     // Each row: a label and the bodies sent, one per request (the last one again when there
-    // are fewer): the same body every time (a conversation replayed as it was), or for the
-    // Messages route a conversation a turn longer at each request (what an agent sends).
+    // are fewer): the same body every time (a conversation replayed as it was), or a
+    // conversation a turn longer at each request (what an agent sends).
     let mut rows: Vec<(String, Vec<String>, usize)> = Vec::new();
     for (label, size, runs) in [("10 KB", 10_000usize, 4 * n), ("1 MB", 1_000_000, n)] {
         rows.push((label.to_owned(), vec![case.request_of_size(size)], runs));
     }
-    if family == Family::Anthropic {
+    {
         let runs = if smoke { 4 } else { n + 5 };
         let base = case.request_of_size(1_000_000);
-        let grown = (0..runs).map(|k| request_grown(&base, k)).collect();
+        let grown = (0..runs).map(|k| request_grown(family, &base, k)).collect();
         rows.push(("1 MB, a turn longer each time".to_owned(), grown, n));
     }
     for (label, bodies, runs) in &rows {
         let (runs, warm) = if smoke { (3, 1) } else { (*runs, 5) };
         let body_at = |k: usize| bodies[k.min(bodies.len() - 1)].as_str();
+        // Valid, the first body and a grown one alike: what is timed is the pass-through.
         assert_forwarded_as_sent(mock, &proxy.url, path, body_at(0), id).await;
+        assert_forwarded_as_sent(mock, &proxy.url, path, body_at(2), id).await;
         for k in 0..warm {
             timed(&client, &mock.url(), path, body_at(k), id).await;
             timed(&client, &proxy.url, path, body_at(k), id).await;
