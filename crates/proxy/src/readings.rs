@@ -20,8 +20,8 @@
 //! back beside the new one.
 //!
 //! Bounded: at most `Config::keep_readings` readings, of bodies of at most [`MAX_BODY`] bytes
-//! and at most [`MAX_TOTAL`] bytes in all; the oldest go first. A reading let go hands its body
-//! to `on_drop` (the proxy's kept buffers).
+//! and at most [`MAX_TOTAL`] bytes in all, bodies and readings; the oldest go first. A reading
+//! let go hands its body to `on_drop` (the proxy's kept buffers).
 
 use std::sync::Mutex;
 
@@ -40,7 +40,7 @@ pub(crate) const COMPARED: usize = 64 * 1024;
 /// The largest body whose reading is kept.
 pub(crate) const MAX_BODY: usize = 16 * 1024 * 1024;
 
-/// The most body bytes kept in all.
+/// The most bytes kept in all: bodies and their readings.
 pub(crate) const MAX_TOTAL: usize = 64 * 1024 * 1024;
 
 /// What is kept of a reading: what the next reading moves over, without the body's settings.
@@ -66,6 +66,25 @@ struct Kept {
     format: Format,
     body: Bytes,
     parts: Parts,
+}
+
+impl Kept {
+    /// The bytes it holds: its body and its reading's vectors (not what those point to on the
+    /// heap in turn: a message's member list, a few dozen bytes).
+    fn weight(&self) -> usize {
+        fn of<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        self.body.len()
+            + match &self.parts {
+                Parts::Blocks { messages, blocks } => of(messages) + of(blocks),
+                Parts::Chat {
+                    messages,
+                    call_members,
+                } => of(messages) + of(call_members),
+                Parts::Responses { items } => of(items),
+            }
+    }
 }
 
 /// A reading the proxy can keep: a Messages or Gemini [`Transcript`], or a Chat or Responses
@@ -313,10 +332,10 @@ impl Readings {
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.extend([a, b].into_iter().flatten());
-        let mut total: usize = kept.iter().map(|k| k.body.len()).sum();
+        let mut total: usize = kept.iter().map(Kept::weight).sum();
         while kept.len() > self.keep || total > MAX_TOTAL {
             let old = kept.remove(0);
-            total -= old.body.len();
+            total -= old.weight();
             on_drop(old.body);
         }
     }
@@ -526,6 +545,38 @@ mod tests {
         // The agent dropped a tool turn's reasoning: that message is read, the others move over.
         let dropped = chat(3).replacen(r#""reasoning_content":"thinking 1","#, "", 1);
         assert_eq!(check_wire(&r, &dropped, Format::Chat), 6);
+    }
+
+    #[test]
+    fn the_bytes_kept_in_all_are_bounded() {
+        let r = Readings::new(8);
+        // Five different conversations of 15 MiB each (under the 16 MiB a body may have): 75 MiB,
+        // over the 64 MiB bound, so the oldest goes.
+        let big = |k: usize| {
+            Bytes::from(format!(
+                r#"{{"model":"claude-sonnet-4-5","messages":[{{"role":"user","content":"{k}{}"}}]}}"#,
+                "x".repeat(15 * 1024 * 1024)
+            ))
+        };
+        let mut dropped = Vec::new();
+        for k in 0..5 {
+            let b = big(k);
+            let text = std::str::from_utf8(&b).expect("utf-8");
+            let reading: Reading<Transcript<'_>> = r.read(text, Format::Anthropic).expect("reads");
+            assert_eq!(reading.reused, 0, "another conversation each time");
+            r.put(b.clone(), reading, |d| dropped.push(d.len()));
+        }
+        assert_eq!(r.len(), 4);
+        assert_eq!(dropped, vec![big(0).len()]);
+        // A body over 16 MiB is read but not kept.
+        let huge = Bytes::from(format!(
+            r#"{{"model":"claude-sonnet-4-5","messages":[{{"role":"user","content":"{}"}}]}}"#,
+            "y".repeat(MAX_BODY)
+        ));
+        let text = std::str::from_utf8(&huge).expect("utf-8");
+        let reading: Reading<Transcript<'_>> = r.read(text, Format::Anthropic).expect("reads");
+        r.put(huge.clone(), reading, drop);
+        assert_eq!(r.len(), 4);
     }
 
     #[test]
