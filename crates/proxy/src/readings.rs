@@ -579,6 +579,74 @@ mod tests {
         assert_eq!(r.len(), 4);
     }
 
+    /// A kept reading of `n` body bytes with nothing in its reading.
+    fn kept_of(n: usize) -> Kept {
+        Kept {
+            format: Format::Responses,
+            body: Bytes::from(vec![b' '; n]),
+            parts: Parts::Responses { items: Vec::new() },
+        }
+    }
+
+    #[test]
+    fn a_reading_weighs_its_body_and_its_vectors() {
+        use std::mem::size_of;
+        let body = Bytes::from_static(b"0123456789");
+        let chat = Kept {
+            format: Format::Chat,
+            body: body.clone(),
+            parts: Parts::Chat {
+                messages: Vec::with_capacity(3),
+                call_members: Vec::with_capacity(5),
+            },
+        };
+        assert_eq!(
+            chat.weight(),
+            10 + 3 * size_of::<ChatMessage>() + 5 * size_of::<Member>()
+        );
+        let blocks = Kept {
+            format: Format::Anthropic,
+            body: body.clone(),
+            parts: Parts::Blocks {
+                messages: Vec::with_capacity(2),
+                blocks: Vec::with_capacity(7),
+            },
+        };
+        assert_eq!(
+            blocks.weight(),
+            10 + 2 * size_of::<Message>() + 7 * size_of::<Block>()
+        );
+        let items = Kept {
+            format: Format::Responses,
+            body,
+            parts: Parts::Responses {
+                items: Vec::with_capacity(4),
+            },
+        };
+        assert_eq!(items.weight(), 10 + 4 * size_of::<Item>());
+    }
+
+    #[test]
+    fn readings_up_to_the_bound_stay_and_the_oldest_go_until_under_it() {
+        let r = Readings::new(8);
+        // Exactly at the bound: both stay.
+        r.give_back_with(
+            Some(kept_of(MAX_TOTAL / 2)),
+            Some(kept_of(MAX_TOTAL / 2)),
+            &mut |_| panic!("nothing goes at the bound"),
+        );
+        assert_eq!(r.len(), 2);
+        // Three of 40 MiB: the two oldest go, one after the other, until under the bound.
+        let r = Readings::new(8);
+        let mut gone = 0;
+        let forty = 40 * 1024 * 1024;
+        r.give_back_with(Some(kept_of(forty)), None, &mut |_| gone += 1);
+        r.give_back_with(Some(kept_of(forty)), Some(kept_of(forty)), &mut |_| {
+            gone += 1
+        });
+        assert_eq!((r.len(), gone), (1, 2));
+    }
+
     #[test]
     fn common_prefix_counts_the_shared_start() {
         let a = vec![7u8; 1000];
