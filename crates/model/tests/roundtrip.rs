@@ -439,3 +439,96 @@ fn kept<'a>(prev: &turnkeeper_model::Transcript<'a>) -> turnkeeper_model::Transc
         meta: Default::default(),
     }
 }
+
+/// `text` without the last element of the array at `at` (and the separator before it).
+fn without_last(text: &str, at: &turnkeeper_model::wire::ArrayAt) -> Option<String> {
+    let last = at.elems.last()?;
+    let cut = match at.elems.len() {
+        1 => at.span.start as usize + 1,
+        n => at.elems[n - 2].end as usize,
+    };
+    Some(format!(
+        "{}{}",
+        text.get(..cut)?,
+        text.get(last.end as usize..)?
+    ))
+}
+
+/// The Chat and Responses readers' `read_reusing`, as the proxy uses them: a body read against
+/// itself, against itself without its last message (item), and against the previous body of
+/// its format in the corpus (another conversation) reads as it reads alone; against itself and
+/// the shorter one, every earlier message (item) is moved over.
+#[test]
+fn a_wire_reading_made_against_another_body_is_the_body_own() {
+    use turnkeeper_model::wire::{chat, responses};
+    let mut judged = [0usize; 2];
+    let mut last_chat: Option<String> = None;
+    let mut last_responses: Option<String> = None;
+    for path in sources() {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(sniffed) = turnkeeper_model::sniff_detail(&text) else {
+            continue;
+        };
+        let p = path.display();
+        match sniffed.format {
+            Format::Chat => {
+                let Ok(own) = chat::read(&text) else {
+                    continue;
+                };
+                let want = format!("{own:?}");
+                let mut prevs = vec![own.clone()];
+                let shorter = without_last(&text, &own.messages_at);
+                if let Some(s) = shorter.as_deref() {
+                    prevs.push(chat::read(s).expect("the body a message shorter reads"));
+                }
+                for prev in &prevs {
+                    let (again, n) = chat::read_reusing(&text, prev).expect("reads");
+                    assert_eq!(format!("{again:?}"), want, "{p}");
+                    assert_eq!(n, prev.messages.len(), "{p}");
+                }
+                if let Some(other) = &last_chat
+                    && let Ok(o) = chat::read(other)
+                {
+                    let (again, n) = chat::read_reusing(&text, &o).expect("reads");
+                    assert_eq!(format!("{again:?}"), want, "{p}");
+                    assert!(n <= own.messages.len(), "{p}");
+                }
+                last_chat = Some(text);
+                judged[0] += 1;
+            }
+            Format::Responses => {
+                let Ok(own) = responses::read(&text) else {
+                    continue;
+                };
+                let want = format!("{own:?}");
+                let mut prevs = vec![own.clone()];
+                let shorter = without_last(&text, &own.input_at);
+                if let Some(s) = shorter.as_deref() {
+                    prevs.push(responses::read(s).expect("the body an item shorter reads"));
+                }
+                for prev in &prevs {
+                    let (again, n) = responses::read_reusing(&text, prev).expect("reads");
+                    assert_eq!(format!("{again:?}"), want, "{p}");
+                    assert_eq!(n, prev.items.len(), "{p}");
+                }
+                if let Some(other) = &last_responses
+                    && let Ok(o) = responses::read(other)
+                {
+                    let (again, _) = responses::read_reusing(&text, &o).expect("reads");
+                    assert_eq!(format!("{again:?}"), want, "{p}");
+                }
+                last_responses = Some(text);
+                judged[1] += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(judged[0] >= floor(100), "only {} Chat bodies", judged[0]);
+    assert!(
+        judged[1] >= floor(20),
+        "only {} Responses bodies",
+        judged[1]
+    );
+}
