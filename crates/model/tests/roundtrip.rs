@@ -28,6 +28,10 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[path = "../../testkit/src/shared.rs"]
 mod shared;
 
+#[path = "../../testkit/src/kept.rs"]
+mod kept;
+use kept::{as_kept as kept, without_last};
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -423,35 +427,6 @@ fn a_reading_made_against_another_body_is_the_body_own() {
         unrelated >= floor(100),
         "only {unrelated} pairs of conversations"
     );
-}
-
-/// An earlier reading as the proxy keeps it: its messages and blocks over its text, with no
-/// root, messages span or settings.
-fn kept<'a>(prev: &turnkeeper_model::Transcript<'a>) -> turnkeeper_model::Transcript<'a> {
-    turnkeeper_model::Transcript {
-        src: prev.src,
-        format: prev.format,
-        body: prev.body,
-        root: Default::default(),
-        messages_span: None,
-        messages: prev.messages.clone(),
-        blocks: prev.blocks.clone(),
-        meta: Default::default(),
-    }
-}
-
-/// `text` without the last element of the array at `at` (and the separator before it).
-fn without_last(text: &str, at: &turnkeeper_model::wire::ArrayAt) -> Option<String> {
-    let last = at.elems.last()?;
-    let cut = match at.elems.len() {
-        1 => at.span.start as usize + 1,
-        n => at.elems[n - 2].end as usize,
-    };
-    Some(format!(
-        "{}{}",
-        text.get(..cut)?,
-        text.get(last.end as usize..)?
-    ))
 }
 
 /// The Chat and Responses readers' `read_reusing`, as the proxy uses them: a body read against

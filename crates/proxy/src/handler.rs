@@ -24,7 +24,7 @@ use crate::forward::{
     Tee, end_to_end, send_streaming, send_upstream, stream_back, unreachable_upstream,
 };
 use crate::http::{Body, full, proxy_error, set_header};
-use crate::readings::Reading;
+use crate::readings::{Keepable, Reading};
 
 /// Error bodies are small; a 400 longer than this is passed back without being classified.
 const MAX_ERROR_BODY: usize = 1024 * 1024;
@@ -275,15 +275,9 @@ async fn prepare(
         Family::Messages | Family::Gemini => {
             // Read against the last request of the conversation when the proxy kept it: the
             // messages it already read are compared, not scanned again (`readings`).
-            let reading: Reading<Transcript<'_>> =
-                match state.readings.read(text, route.family.format()) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
-                        return Err(("unparsable", bytes));
-                    }
-                };
-            count_reused(state, label, reading.reused);
+            let Some(reading) = read_kept::<Transcript<'_>>(state, route, text) else {
+                return Err(("unparsable", bytes));
+            };
             let t = &reading.value;
             let repaired = if t.body != BodyKind::Request {
                 None
@@ -300,11 +294,7 @@ async fn prepare(
                 }
                 Some(repair(t, &prepared.options()))
             };
-            // The client's body and its reading are kept for its next request (what the client
-            // sent, not what was repaired: the next request carries the client's bytes again).
-            state
-                .readings
-                .put(bytes.clone(), reading, |b| state.buffers.give(b));
+            keep_reading(state, &bytes, reading);
             match repaired {
                 Some(r) => r,
                 None => return Err(("not_a_request", bytes)),
@@ -313,15 +303,9 @@ async fn prepare(
         Family::Chat | Family::Responses => {
             // Read once (against the conversation's last request when it was kept): the turn
             // ids for the store, then the repair on the same reading.
-            let reading: Reading<WireBody<'_>> =
-                match state.readings.read(text, route.family.format()) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
-                        return Err(("unparsable", bytes));
-                    }
-                };
-            count_reused(state, label, reading.reused);
+            let Some(reading) = read_kept::<WireBody<'_>>(state, route, text) else {
+                return Err(("unparsable", bytes));
+            };
             let body = &reading.value;
             let wanted = wire_wanted(body, text);
             let found = state.turns.lookup_wire(&wanted).await;
@@ -329,9 +313,7 @@ async fn prepare(
             prepared.store = found.store;
             let repaired =
                 turnkeeper_prevent::wire::repair_wire_read(text, body, &prepared.options());
-            state
-                .readings
-                .put(bytes.clone(), reading, |b| state.buffers.give(b));
+            keep_reading(state, &bytes, reading);
             repaired
         }
     };
@@ -360,13 +342,39 @@ async fn prepare(
     Ok(prepared)
 }
 
-/// Counts the messages (or items) a reading moved over from the conversation's last request.
-fn count_reused(state: &State, route: &'static str, reused: usize) {
-    if reused > 0 {
-        state
-            .metrics
-            .add("messages_reused_total", &[("route", route)], reused as u64);
+/// Reads `text` as the route's format, against the kept reading of the conversation's last
+/// request when there is one, and counts what was moved over; `None` (logged) when it does not
+/// read.
+fn read_kept<'a, T: Keepable<'a>>(
+    state: &State,
+    route: &Route,
+    text: &'a str,
+) -> Option<Reading<T>> {
+    match state.readings.read::<T>(text, route.family.format()) {
+        Ok(r) => {
+            if r.reused > 0 {
+                state.metrics.add(
+                    "messages_reused_total",
+                    &[("route", route.family.label())],
+                    r.reused as u64,
+                );
+            }
+            Some(r)
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "not a readable request; forwarded unchanged");
+            None
+        }
     }
+}
+
+/// Keeps the client's body and its reading for its next request (what the client sent, not what
+/// was repaired: the next request carries the client's bytes again); a body let go goes back to
+/// the kept buffers.
+fn keep_reading<'a, T: Keepable<'a>>(state: &State, body: &Bytes, reading: Reading<T>) {
+    state
+        .readings
+        .put(body.clone(), reading, |b| state.buffers.give(b));
 }
 
 /// Counts and logs what a repair did: the rule ids (in order, without repeats), the turns

@@ -207,31 +207,9 @@ async fn chat_and_responses_read_against_the_last_request_are_judged_the_same() 
     assert!(reported[1].starts_with("DS-"), "{reported:?}");
     assert_eq!(reported[2], "");
 
-    let e = mock
-        .exchanges()
-        .iter()
-        .find(|e| {
-            e.family == "openai-responses" && {
-                let v: Value = serde_json::from_slice(&e.request).unwrap_or(Value::Null);
-                v["input"].as_array().is_some_and(|items| {
-                    items
-                        .windows(2)
-                        .any(|w| w[0]["type"] == "reasoning" && w[1]["type"] == "function_call")
-                })
-            }
-        })
-        .expect("a recorded follow-up with reasoning and its call");
+    let (e, damaged) = orphaned_reasoning(&mock);
     let recorded_body = String::from_utf8(e.request.to_vec()).expect("utf-8");
-    let mut body: Value = serde_json::from_slice(&e.request).expect("json");
-    let items = body["input"].as_array_mut().expect("input");
-    let at = items
-        .windows(2)
-        .position(|w| w[0]["type"] == "reasoning" && w[1]["type"] == "function_call")
-        .expect("pair");
-    let call_id = items[at + 1]["call_id"].clone();
-    items.remove(at + 1);
-    items.retain(|it| !(it["type"] == "function_call_output" && it["call_id"] == call_id));
-    let steps = [recorded_body.clone(), body.to_string(), recorded_body];
+    let steps = [recorded_body.clone(), damaged, recorded_body];
     let reported = same_warm_and_cold(&mock, &warm, &cold, "/v1/responses", &e.id, &steps).await;
     assert_eq!(reported[0], "");
     assert!(reported[1].contains("OR-01"), "{reported:?}");
@@ -252,13 +230,9 @@ async fn chat_and_responses_read_against_the_last_request_are_judged_the_same() 
     assert_eq!(reused(&cold, "chat") + reused(&cold, "responses"), 0);
 }
 
-/// A Responses follow-up whose reasoning item lost the item it produced is rejected with
-/// OpenAI's text; through the proxy the orphan goes and the request is accepted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_orphaned_responses_reasoning_item_is_repaired() {
-    let Some((mock, proxy)) = start_all(|_| {}).await else {
-        return;
-    };
+/// A recorded Responses follow-up with a reasoning item followed by its function call, and the
+/// same body with that call (and its output) removed: the reasoning item is left orphaned.
+fn orphaned_reasoning(mock: &Mock) -> (&Exchange, String) {
     let e = mock
         .exchanges()
         .iter()
@@ -284,7 +258,17 @@ async fn an_orphaned_responses_reasoning_item_is_repaired() {
     let call_id = items[at + 1]["call_id"].clone();
     items.remove(at + 1);
     items.retain(|it| !(it["type"] == "function_call_output" && it["call_id"] == call_id));
-    let damaged = body.to_string();
+    (e, body.to_string())
+}
+
+/// A Responses follow-up whose reasoning item lost the item it produced is rejected with
+/// OpenAI's text; through the proxy the orphan goes and the request is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphaned_responses_reasoning_item_is_repaired() {
+    let Some((mock, proxy)) = start_all(|_| {}).await else {
+        return;
+    };
+    let (e, damaged) = orphaned_reasoning(&mock);
     let direct = post_to(&mock.url(), "/v1/responses", damaged.clone(), &[]).await;
     assert_eq!(direct.status, 400);
     let msg = direct.json()["error"]["message"]

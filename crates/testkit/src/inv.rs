@@ -559,16 +559,7 @@ pub fn reuse_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
         ));
     };
     for prev in [&s, t] {
-        let kept = Transcript {
-            src: prev.src,
-            format: prev.format,
-            body: prev.body,
-            root: Default::default(),
-            messages_span: None,
-            messages: prev.messages.clone(),
-            blocks: prev.blocks.clone(),
-            meta: Default::default(),
-        };
+        let kept = crate::kept::as_kept(prev);
         let all: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
         let (again, copies) = turnkeeper_model::read_reusing_copies(t.src, &kept, &all, None)
             .map_err(|e| format!("{hint:?}: read against an earlier body: {e}"))?;

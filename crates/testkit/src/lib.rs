@@ -32,6 +32,7 @@ pub mod fuzz;
 pub mod generate;
 pub mod inv;
 pub mod json;
+pub mod kept;
 pub mod samples;
 pub mod shared;
 pub mod strategy;

@@ -625,7 +625,7 @@ pub fn inv_wire_reuse(text: &str, format: Format) -> Outcome {
                 return Ok(());
             };
             let want = format!("{own:?}");
-            let shorter = without_last(text, &own.messages_at);
+            let shorter = crate::kept::without_last(text, &own.messages_at);
             let short = shorter.as_deref().and_then(|t| chat::read(t).ok());
             for prev in std::iter::once(&own).chain(short.as_ref()) {
                 let (again, n) = chat::read_reusing(text, prev).map_err(|e| e.to_string())?;
@@ -648,7 +648,7 @@ pub fn inv_wire_reuse(text: &str, format: Format) -> Outcome {
                 return Ok(());
             };
             let want = format!("{own:?}");
-            let shorter = without_last(text, &own.input_at);
+            let shorter = crate::kept::without_last(text, &own.input_at);
             let short = shorter.as_deref().and_then(|t| responses::read(t).ok());
             for prev in std::iter::once(&own).chain(short.as_ref()) {
                 let (again, n) = responses::read_reusing(text, prev).map_err(|e| e.to_string())?;
@@ -669,20 +669,6 @@ pub fn inv_wire_reuse(text: &str, format: Format) -> Outcome {
         _ => {}
     }
     Ok(())
-}
-
-/// `text` without the last element of the array at `at` (and the separator before it).
-fn without_last(text: &str, at: &turnkeeper_model::wire::ArrayAt) -> Option<String> {
-    let last = at.elems.last()?;
-    let cut = match at.elems.len() {
-        1 => at.span.start as usize + 1,
-        n => at.elems[n - 2].end as usize,
-    };
-    Some(format!(
-        "{}{}",
-        text.get(..cut)?,
-        text.get(last.end as usize..)?
-    ))
 }
 
 /// A generated body sniffs as its own family.
