@@ -416,6 +416,7 @@ fn read_message(s: &mut Scanner<'_>, call_members: &mut Vec<Member>) -> R<ChatMe
         other_output: false,
     };
     let mut members = Vec::new();
+    let mark = call_members.len();
     m.span = s.object(|s, key| -> R<()> {
         s.skip_ws();
         let start = s.pos();
@@ -440,6 +441,9 @@ fn read_message(s: &mut Scanner<'_>, call_members: &mut Vec<Member>) -> R<ChatMe
             m.other_output |= s.peek_kind()? != Kind::Null;
             s.skip_value()?;
         } else if key_is(src, key, "tool_calls") && s.peek_kind()? == Kind::Array {
+            // A repeated `tool_calls` replaces the calls read before it, and so their members:
+            // the body's members stay exactly those of the calls it keeps.
+            call_members.truncate(mark);
             let mut elems = Vec::new();
             let mut calls = Vec::new();
             let span = s.array(|s, _| -> R<()> {
