@@ -16,7 +16,20 @@ pub fn is_guarded(b: &Block) -> bool {
 /// A short, stable fingerprint of a block's exact bytes: the first 8 bytes of its SHA-256, hex.
 pub fn fingerprint(raw: &str) -> String {
     let d = Sha256::digest(raw.as_bytes());
-    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    hex(d.get(..8).unwrap_or_default())
+}
+
+/// `bytes` in lowercase hexadecimal, two digits a byte (what `format!("{b:02x}")` gives for each
+/// byte, without a formatter and a string per byte: the proxy keys every assistant turn of every
+/// request by such a hash).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 /// A thinking block changed, appeared or vanished without a report: the pipeline is wrong.
@@ -211,6 +224,18 @@ mod tests {
     use turnkeeper_model::{Draft, FormatHint, read};
 
     const BODY: &str = r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"thinking","thinking":"a\u00e9","signature":"EqQB"},{"type":"text","text":"x"}]},{"role":"user","content":"r"}]}"#;
+
+    #[test]
+    fn hex_writes_two_lowercase_digits_a_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+        let every: Vec<u8> = (0..=255).collect();
+        let h = hex(&every);
+        assert_eq!(h.len(), 512);
+        for (b, pair) in every.iter().zip(h.as_bytes().chunks(2)) {
+            assert_eq!(pair, format!("{b:02x}").as_bytes(), "byte {b}");
+        }
+    }
 
     #[test]
     fn unchanged_output_passes() {

@@ -17,7 +17,7 @@ pub mod sse;
 pub mod store;
 pub mod wire_turn;
 
-pub use ledger::{GuardViolation, Ledger, fingerprint, is_guarded};
+pub use ledger::{GuardViolation, Ledger, fingerprint, hex, is_guarded};
 pub use provenance::{Provenance, provenance, provenance_of_base64};
 pub use store::{Recorded, StoreError, StoredTurn, TurnKeys, TurnStore};
 pub use wire_turn::{WireFamily, WireTurn, gemini_call_keys, response_family};

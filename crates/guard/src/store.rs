@@ -204,13 +204,7 @@ fn keys(t: &Transcript<'_>, msg: usize) -> (Vec<String>, Option<String>) {
             _ => {}
         }
     }
-    let text = any_text.then(|| {
-        h.finalize()
-            .iter()
-            .take(16)
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    });
+    let text = any_text.then(|| crate::ledger::hex(h.finalize().get(..16).unwrap_or_default()));
     (ids, text)
 }
 

@@ -155,7 +155,7 @@ pub fn text_key(text: &str) -> Option<String> {
         return None;
     }
     let h = Sha256::digest(t.as_bytes());
-    Some(h.iter().take(16).map(|b| format!("{b:02x}")).collect())
+    Some(crate::ledger::hex(h.get(..16).unwrap_or_default()))
 }
 
 impl WireTurn {
@@ -889,13 +889,11 @@ fn gemini_args_key(name: &str, canonical_args: &str) -> String {
     h.update(name.as_bytes());
     h.update([0x1f]);
     h.update(canonical_args.as_bytes());
-    let hex: String = h
-        .finalize()
-        .iter()
-        .take(16)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("gemini:call:{hex}")
+    let d = h.finalize();
+    format!(
+        "gemini:call:{}",
+        crate::ledger::hex(d.get(..16).unwrap_or_default())
+    )
 }
 
 /// The keys a request's `functionCall` is looked up by, best first: its `id` (when it has one),

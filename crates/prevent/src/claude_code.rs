@@ -885,7 +885,7 @@ fn line_uuid(text: &str, salt: &str, n: u8) -> String {
     h.update([n]);
     h.update(text.as_bytes());
     let d = h.finalize();
-    let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let hex = turnkeeper_guard::hex(d.get(..16).unwrap_or_default());
     format!(
         "{}-{}-4{}-8{}-{}",
         &hex[0..8],

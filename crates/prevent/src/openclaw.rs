@@ -653,10 +653,7 @@ pub enum PlanError {
 
 fn new_id(seed: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(seed.as_bytes())[..4]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    turnkeeper_guard::hex(&Sha256::digest(seed.as_bytes())[..4])
 }
 
 fn one_pass(s: &Session, target: &Target, changes: &mut Vec<LineChange>) -> Option<String> {

@@ -276,7 +276,7 @@ pub fn new_uuid_v7(ms: u128, seed: &str) -> String {
     b[6..].copy_from_slice(&h[..10]);
     b[6] = 0x70 | (b[6] & 0x0f);
     b[8] = 0x80 | (b[8] & 0x3f);
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let hex = turnkeeper_guard::hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[..8],

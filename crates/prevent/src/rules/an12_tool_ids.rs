@@ -79,7 +79,7 @@ fn sanitize(id: &str, taken: &HashSet<String>) -> String {
         return base;
     }
     let h = Sha256::digest(id.as_bytes());
-    let suffix: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let suffix = turnkeeper_guard::hex(h.get(..4).unwrap_or_default());
     format!("{base}_{suffix}")
 }
 

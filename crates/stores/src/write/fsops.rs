@@ -204,12 +204,7 @@ pub(crate) fn read_opt(path: &Path) -> Result<Option<Vec<u8>>, WriteError> {
 /// Hex SHA-256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    let d = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    turnkeeper_guard::hex(&Sha256::digest(bytes))
 }
 
 /// A sortable UTC time stamp for a backup directory: `20261122T181444.123Z`.
