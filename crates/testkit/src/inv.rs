@@ -548,7 +548,6 @@ pub fn reuse_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
     if t.body != BodyKind::Request || t.messages.is_empty() {
         return Ok(());
     }
-    let own = format!("{t:?}");
     let mut d = Draft::new(t);
     d.remove_message(t.messages.len() - 1);
     let shorter = d.output();
@@ -559,27 +558,7 @@ pub fn reuse_on(t: &Transcript<'_>, hint: FormatHint) -> Outcome {
         ));
     };
     for prev in [&s, t] {
-        let kept = crate::kept::as_kept(prev);
-        let all: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
-        let (again, copies) = turnkeeper_model::read_reusing_copies(t.src, &kept, &all, None)
-            .map_err(|e| format!("{hint:?}: read against an earlier body: {e}"))?;
-        if format!("{again:?}") != own {
-            return Err(format!(
-                "{hint:?}: read against an earlier body of {} messages, the reading differs from its own",
-                prev.messages.len()
-            ));
-        }
-        for (i, c) in copies.iter().enumerate() {
-            if let Some(k) = c {
-                let mine = t.messages[i].span.get(t.src);
-                let theirs = prev.messages[*k as usize].span.get(prev.src);
-                if mine != theirs {
-                    return Err(format!(
-                        "{hint:?}: message {i} was moved over from message {k}, whose bytes differ"
-                    ));
-                }
-            }
-        }
+        crate::kept::blocks_read_as_own(t, prev).map_err(|e| format!("{hint:?}: {e}"))?;
     }
     Ok(())
 }

@@ -618,23 +618,17 @@ pub fn wire_invariants(text: &str, format: Format, opts: &Options<'_>, deep: boo
 /// The first reading that differs from the body's own, or a count that is not the earlier
 /// body's.
 pub fn inv_wire_reuse(text: &str, format: Format) -> Outcome {
+    use crate::kept::{chat_reads_as_own, responses_reads_as_own, without_last};
     use turnkeeper_model::wire::{chat, responses};
     match format {
         Format::Chat => {
             let Ok(own) = chat::read(text) else {
                 return Ok(());
             };
-            let want = format!("{own:?}");
-            let shorter = crate::kept::without_last(text, &own.messages_at);
+            let shorter = without_last(text, &own.messages_at);
             let short = shorter.as_deref().and_then(|t| chat::read(t).ok());
             for prev in std::iter::once(&own).chain(short.as_ref()) {
-                let (again, n) = chat::read_reusing(text, prev).map_err(|e| e.to_string())?;
-                if format!("{again:?}") != want {
-                    return Err(format!(
-                        "read against a body of {} messages, the reading differs from its own",
-                        prev.messages.len()
-                    ));
-                }
+                let n = chat_reads_as_own(text, &own, prev)?;
                 if n != prev.messages.len() {
                     return Err(format!(
                         "{n} of the earlier body's {} messages moved over",
@@ -647,17 +641,10 @@ pub fn inv_wire_reuse(text: &str, format: Format) -> Outcome {
             let Ok(own) = responses::read(text) else {
                 return Ok(());
             };
-            let want = format!("{own:?}");
-            let shorter = crate::kept::without_last(text, &own.input_at);
+            let shorter = without_last(text, &own.input_at);
             let short = shorter.as_deref().and_then(|t| responses::read(t).ok());
             for prev in std::iter::once(&own).chain(short.as_ref()) {
-                let (again, n) = responses::read_reusing(text, prev).map_err(|e| e.to_string())?;
-                if format!("{again:?}") != want {
-                    return Err(format!(
-                        "read against a body of {} items, the reading differs from its own",
-                        prev.items.len()
-                    ));
-                }
+                let n = responses_reads_as_own(text, &own, prev)?;
                 if n != prev.items.len() {
                     return Err(format!(
                         "{n} of the earlier body's {} items moved over",
