@@ -11,7 +11,10 @@
 //! (`--upstream-gemini`), all three upstreams the mock.
 //!
 //! - `latency`: sequential requests of about 10 KB and 1 MB, each sent straight to the mock and
-//!   through the proxy, alternately; prints p50 and p99 of both and of the difference. Each
+//!   through the proxy, alternately; prints p50 and p99 of both and of the difference, the
+//!   proxy's own time before forwarding, and the p50 added by a hop that reads nothing
+//!   (`start_hop`: each request received whole and sent on unchanged, in threads of its own):
+//!   the floor of any store-and-forward proxy here. Each
 //!   request is a real recorded one whose conversation is grown to the size (Anthropic: text
 //!   turns after a signed thinking + tool turn the mock issued; the others: earlier turns before
 //!   a recorded follow-up that carries its reasoning, `reasoning_content`, reasoning items with
@@ -112,6 +115,71 @@ impl ProxyProcess {
             .map(|d| d.count())
             .unwrap_or(0)
     }
+}
+
+/// A hop that reads nothing, in threads of its own: it receives each request whole (as the proxy
+/// must, to judge a body before a byte of it goes on) and sends it unchanged to `upstream`, then
+/// answers with the upstream's response. What any store-and-forward proxy adds on this machine,
+/// beside which the proxy's own time is seen. Returns its `http://127.0.0.1:PORT`.
+fn start_hop(upstream: String) -> String {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Incoming;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind loopback");
+            tx.send(listener.local_addr().expect("addr"))
+                .expect("the bench waits for the address");
+            let client = support::client();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let (client, upstream) = (client.clone(), upstream.clone());
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+                        let (client, upstream) = (client.clone(), upstream.clone());
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let body = body
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                            let mut rb = client.post(format!("{upstream}{path}")).body(body);
+                            for name in ["content-type", "x-mock-reply", "x-mock-link-mbps"] {
+                                if let Some(v) = parts.headers.get(name) {
+                                    rb = rb.header(name, v.clone());
+                                }
+                            }
+                            let (status, bytes) = match rb.send().await {
+                                Ok(r) => (r.status(), r.bytes().await.unwrap_or_default()),
+                                Err(_) => (http::StatusCode::BAD_GATEWAY, Default::default()),
+                            };
+                            let mut resp = http::Response::new(Full::new(bytes));
+                            *resp.status_mut() = status;
+                            Ok::<_, std::convert::Infallible>(resp)
+                        }
+                    });
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+    });
+    format!("http://{}", rx.recv().expect("the hop's address"))
 }
 
 /// A request of about `size` bytes: a signed thinking + tool turn the mock issued, its result,
@@ -484,12 +552,13 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
     let extra: Vec<&str> = extra.split_whitespace().collect();
     let proxy = ProxyProcess::start(&mock.url(), &extra);
     let client = support::client();
+    let hop = start_hop(mock.url());
     let case = Case::new(mock, family);
     let (path, id) = (case.path.as_str(), case.reply.id.as_str());
     println!(
-        "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) |"
+        "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) | a hop that reads nothing: added p50 |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     // `TURNKEEPER_BENCH_LATENCY_RUNS=N`: N requests of 1 MB (and 4 N of 10 KB) instead of 100,
     // for comparisons finer than the run-to-run spread of 100.
     let n = std::env::var("TURNKEEPER_BENCH_LATENCY_RUNS")
@@ -519,16 +588,20 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         for k in 0..warm {
             timed(&client, &mock.url(), path, body_at(k), id).await;
             timed(&client, &proxy.url, path, body_at(k), id).await;
+            timed(&client, &hop, path, body_at(k), id).await;
         }
         let (sum0, n0) = added(&client, &proxy.url, family.route()).await;
         let (mut direct, mut through, mut extra) = (Vec::new(), Vec::new(), Vec::new());
+        let mut hopped = Vec::new();
         for k in warm..warm + runs {
             let body = body_at(k);
             let d = timed(&client, &mock.url(), path, body, id).await;
             let p = timed(&client, &proxy.url, path, body, id).await;
+            let h = timed(&client, &hop, path, body, id).await;
             direct.push(d);
             through.push(p);
             extra.push(p - d);
+            hopped.push(h - d);
         }
         let (sum1, n1) = added(&client, &proxy.url, family.route()).await;
         assert!(
@@ -540,18 +613,19 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         let own = (sum1 - sum0) / (n1 - n0).max(1.0) * 1e3;
         // The mock keeps every body it received; let the megabytes go.
         mock.clear_received();
-        for v in [&mut direct, &mut through, &mut extra] {
+        for v in [&mut direct, &mut through, &mut extra, &mut hopped] {
             v.sort_by(f64::total_cmp);
         }
         println!(
-            "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms |",
+            "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms | {:.3} ms |",
             body_at(warm).len(),
             pct(&direct, 0.5),
             pct(&direct, 0.99),
             pct(&through, 0.5),
             pct(&through, 0.99),
             pct(&extra, 0.5),
-            pct(&extra, 0.99)
+            pct(&extra, 0.99),
+            pct(&hopped, 0.5)
         );
     }
 }
