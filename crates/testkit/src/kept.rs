@@ -79,15 +79,8 @@ pub fn chat_reads_as_own(
     own: &turnkeeper_model::wire::chat::ChatBody<'_>,
     prev: &turnkeeper_model::wire::chat::ChatBody<'_>,
 ) -> Result<usize, String> {
-    let (again, n) =
-        turnkeeper_model::wire::chat::read_reusing(text, prev).map_err(|e| e.to_string())?;
-    if format!("{again:?}") != format!("{own:?}") {
-        return Err(format!(
-            "read against a body of {} messages, the reading differs from its own",
-            prev.messages.len()
-        ));
-    }
-    Ok(n)
+    let again = turnkeeper_model::wire::chat::read_reusing(text, prev);
+    same_as_own(again, own, prev.messages.len(), "messages")
 }
 
 /// [`chat_reads_as_own`] for a Responses body. Returns how many items were moved over.
@@ -99,12 +92,21 @@ pub fn responses_reads_as_own(
     own: &turnkeeper_model::wire::responses::ResponsesBody<'_>,
     prev: &turnkeeper_model::wire::responses::ResponsesBody<'_>,
 ) -> Result<usize, String> {
-    let (again, n) =
-        turnkeeper_model::wire::responses::read_reusing(text, prev).map_err(|e| e.to_string())?;
+    let again = turnkeeper_model::wire::responses::read_reusing(text, prev);
+    same_as_own(again, own, prev.items.len(), "items")
+}
+
+/// A reading made against an earlier body of `earlier` messages (or items) is `own`.
+fn same_as_own<B: std::fmt::Debug>(
+    again: Result<(B, usize), turnkeeper_model::ModelError>,
+    own: &B,
+    earlier: usize,
+    unit: &str,
+) -> Result<usize, String> {
+    let (again, n) = again.map_err(|e| e.to_string())?;
     if format!("{again:?}") != format!("{own:?}") {
         return Err(format!(
-            "read against a body of {} items, the reading differs from its own",
-            prev.items.len()
+            "read against a body of {earlier} {unit}, the reading differs from its own"
         ));
     }
     Ok(n)
