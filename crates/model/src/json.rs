@@ -43,6 +43,11 @@ impl Span {
             .unwrap_or("")
     }
 
+    /// [`Span::get`] over bytes: `None` for a span outside `src`.
+    pub fn bytes<'s>(&self, src: &'s [u8]) -> Option<&'s [u8]> {
+        src.get(self.start as usize..self.end as usize)
+    }
+
     /// Length in bytes.
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
@@ -536,14 +541,16 @@ impl<'a> Scanner<'a> {
     /// did. For a value already validated elsewhere (the incremental re-read after a repair): a
     /// byte comparison instead of a second scan.
     /// Only for texts that end their value themselves (an object, an array or a string): a
-    /// number could be the start of a longer one.
-    pub fn skip_verbatim(&mut self, text: &str) -> bool {
-        let closed = matches!(text.as_bytes().last(), Some(b'}' | b']' | b'"'));
+    /// number could be the start of a longer one. The bytes need not be UTF-8 checked: equal to
+    /// the input's, from a place between characters and ending in an ASCII byte, they leave the
+    /// scanner between characters.
+    pub fn skip_verbatim(&mut self, text: &[u8]) -> bool {
+        let closed = matches!(text.last(), Some(b'}' | b']' | b'"'));
         let same = closed
             && self
                 .bytes
                 .get(self.pos..)
-                .is_some_and(|rest| rest.starts_with(text.as_bytes()));
+                .is_some_and(|rest| rest.starts_with(text));
         if same {
             self.pos += text.len();
         }

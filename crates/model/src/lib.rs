@@ -38,7 +38,8 @@ pub use edit::{BlockRef, Draft, DraftBlock, DraftMessage, NewBlock, TopEdit};
 pub use error::ModelError;
 pub use json::{Span, StrSpan};
 pub use read::{
-    FormatHint, read, read_block, read_bytes, read_reusing, read_reusing_copies, sniff, utf8,
+    Earlier, FormatHint, read, read_against, read_block, read_bytes, read_reusing,
+    read_reusing_copies, sniff, utf8,
 };
 pub use sniff::{Sniffed, model_family, sniff_detail};
 pub use view::{

@@ -197,6 +197,58 @@ pub fn read_reusing_copies<'a>(
         let copies = vec![None; t.messages.len()];
         return Ok((t, copies));
     }
+    read_against(src, &Earlier::of(prev), keep, behind)
+}
+
+/// What is kept of an earlier request's reading to read a later request against: its format,
+/// its messages and blocks, over the bytes of its text. The bytes need not be checked as UTF-8
+/// again: they are only compared with the new text, which is.
+#[derive(Clone, Copy, Debug)]
+pub struct Earlier<'p> {
+    /// The earlier request's text, as bytes.
+    pub src: &'p [u8],
+    /// Its format.
+    pub format: Format,
+    /// Its messages.
+    pub messages: &'p [Message],
+    /// Its blocks.
+    pub blocks: &'p [Block],
+}
+
+impl<'p> Earlier<'p> {
+    /// The earlier reading `prev` (a request's).
+    pub fn of(prev: &'p Transcript<'_>) -> Earlier<'p> {
+        Earlier {
+            src: prev.src.as_bytes(),
+            format: prev.format,
+            messages: &prev.messages,
+            blocks: &prev.blocks,
+        }
+    }
+
+    /// The blocks of message `i`.
+    fn blocks_of(&self, i: usize) -> &'p [Block] {
+        match self.messages.get(i).map(|m| m.content) {
+            Some(Content::Blocks { first, len }) => self
+                .blocks
+                .get(first as usize..(first + len) as usize)
+                .unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// [`read_reusing_copies`] against what is kept of an earlier request's reading (its format
+/// is the one `src` is read as).
+///
+/// # Errors
+/// As [`read`].
+pub fn read_against<'a>(
+    src: &'a str,
+    prev: &Earlier<'_>,
+    keep: &[Option<u32>],
+    behind: Option<&dyn ReadBehind>,
+) -> Result<(Transcript<'a>, Vec<Option<u32>>), ModelError> {
     let copies = RefCell::new(Copies {
         of: Vec::with_capacity(keep.len()),
         used: vec![false; prev.messages.len()],
@@ -220,7 +272,7 @@ pub fn read_reusing_copies<'a>(
 /// The earlier reading [`read_reusing`] moves messages over from.
 #[derive(Clone, Copy)]
 struct Reuse<'p, 'q> {
-    prev: &'q Transcript<'p>,
+    prev: &'q Earlier<'p>,
     keep: &'q [Option<u32>],
     copies: &'q RefCell<Copies>,
     /// Told of each message of `prev` compared ([`ReadBehind`]).
@@ -265,7 +317,11 @@ impl Reuse<'_, '_> {
         }
         s.skip_ws();
         let to = s.pos() as u32;
-        if !s.skip_verbatim(m.span.get(self.prev.src)) {
+        if !m
+            .span
+            .bytes(self.prev.src)
+            .is_some_and(|b| s.skip_verbatim(b))
+        {
             return false;
         }
         self.sweep.past(m.span.end as usize);

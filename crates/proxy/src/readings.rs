@@ -5,10 +5,11 @@
 //! of the one before with a turn or two more. So the readings of the last few request bodies are
 //! kept (the body itself and what its reader found in its messages: their blocks for Messages
 //! and Gemini, their tool calls for Chat, the input items for Responses), and a new body is read
-//! against the closest kept one ([`turnkeeper_model::read_reusing_copies`],
-//! `wire::chat::read_reusing`, `wire::responses::read_reusing`): each of its messages that is,
-//! byte for byte, the message at the same place in the kept body has that message's reading
-//! moved over instead of being scanned again. The comparison is the guarantee: a message that
+//! against the closest kept one ([`turnkeeper_model::read_against`],
+//! `wire::chat::read_against`, `wire::responses::read_against`, over the kept body's bytes,
+//! which are only compared with the new text and so are not checked as UTF-8 again): each of
+//! its messages that is, byte for byte, the message at the same place in the kept body has that
+//! message's reading moved over instead of being scanned again. The comparison is the guarantee: a message that
 //! differs in one byte is read afresh, and the reading is the one the body gets read alone (the
 //! model's contract, tested there, in the testkit's invariants 6 and of the wire families, and in
 //! this crate's tests). Only the reading is reused; every rule still judges every message.
@@ -27,10 +28,11 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 use turnkeeper_model::wire::Member;
-use turnkeeper_model::wire::chat::{self, ChatBody, ChatMessage};
-use turnkeeper_model::wire::responses::{self, Item, ResponsesBody};
+use turnkeeper_model::wire::chat::{self, ChatMessage};
+use turnkeeper_model::wire::responses::{self, Item};
 use turnkeeper_model::{
-    Block, BodyKind, Format, FormatHint, Message, ModelError, Transcript, read, read_reusing_copies,
+    Block, BodyKind, Earlier, Format, FormatHint, Message, ModelError, Transcript, read,
+    read_against,
 };
 use turnkeeper_prevent::wire::WireBody;
 
@@ -92,14 +94,15 @@ impl Kept {
 pub(crate) trait Keepable<'a>: Sized {
     /// Reads `text` as `format`, alone.
     fn read_alone(text: &'a str, format: Format) -> Result<Self, ModelError>;
-    /// Reads `text` as `format` against `prev` (kept over `prev_text`): the reading and how many
-    /// messages were moved over, and `prev` handed back. A `prev` of another kind is not used.
+    /// Reads `text` as `format` against `prev`, kept over the bytes `prev_text` (compared with
+    /// `text`, never read as text, so not checked as UTF-8 again): the reading and how many
+    /// messages were moved over. A `prev` of another kind is not used.
     fn read_against(
         text: &'a str,
         format: Format,
-        prev_text: &str,
-        prev: Parts,
-    ) -> (Result<(Self, usize), ModelError>, Parts);
+        prev_text: &[u8],
+        prev: &Parts,
+    ) -> Result<(Self, usize), ModelError>;
     /// What is kept of it, when it is a request's reading.
     fn into_parts(self) -> Option<(Format, Parts)>;
 }
@@ -112,30 +115,21 @@ impl<'a> Keepable<'a> for Transcript<'a> {
     fn read_against(
         text: &'a str,
         format: Format,
-        prev_text: &str,
-        prev: Parts,
-    ) -> (Result<(Self, usize), ModelError>, Parts) {
+        prev_text: &[u8],
+        prev: &Parts,
+    ) -> Result<(Self, usize), ModelError> {
         let Parts::Blocks { messages, blocks } = prev else {
-            return (Self::read_alone(text, format).map(|t| (t, 0)), prev);
+            return Self::read_alone(text, format).map(|t| (t, 0));
         };
-        let prev = Transcript {
+        let earlier = Earlier {
             src: prev_text,
             format,
-            body: BodyKind::Request,
-            root: Default::default(),
-            messages_span: None,
             messages,
             blocks,
-            meta: Default::default(),
         };
-        let keep: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
-        let res = read_reusing_copies(text, &prev, &keep, None)
-            .map(|(t, copies)| (t, copies.iter().filter(|c| c.is_some()).count()));
-        let parts = Parts::Blocks {
-            messages: prev.messages,
-            blocks: prev.blocks,
-        };
-        (res, parts)
+        let keep: Vec<Option<u32>> = (0..messages.len() as u32).map(Some).collect();
+        read_against(text, &earlier, &keep, None)
+            .map(|(t, copies)| (t, copies.iter().filter(|c| c.is_some()).count()))
     }
 
     fn into_parts(self) -> Option<(Format, Parts)> {
@@ -157,38 +151,29 @@ impl<'a> Keepable<'a> for WireBody<'a> {
     fn read_against(
         text: &'a str,
         format: Format,
-        prev_text: &str,
-        prev: Parts,
-    ) -> (Result<(Self, usize), ModelError>, Parts) {
+        prev_text: &[u8],
+        prev: &Parts,
+    ) -> Result<(Self, usize), ModelError> {
         match prev {
             Parts::Chat {
                 messages,
                 call_members,
             } => {
-                let prev = ChatBody {
+                let earlier = chat::Earlier {
                     src: prev_text,
                     messages,
                     call_members,
-                    ..Default::default()
                 };
-                let res = chat::read_reusing(text, &prev).map(|(b, n)| (WireBody::Chat(b), n));
-                let parts = Parts::Chat {
-                    messages: prev.messages,
-                    call_members: prev.call_members,
-                };
-                (res, parts)
+                chat::read_against(text, earlier).map(|(b, n)| (WireBody::Chat(b), n))
             }
             Parts::Responses { items } => {
-                let prev = ResponsesBody {
+                let earlier = responses::Earlier {
                     src: prev_text,
                     items,
-                    ..Default::default()
                 };
-                let res =
-                    responses::read_reusing(text, &prev).map(|(b, n)| (WireBody::Responses(b), n));
-                (res, Parts::Responses { items: prev.items })
+                responses::read_against(text, earlier).map(|(b, n)| (WireBody::Responses(b), n))
             }
-            other => (Self::read_alone(text, format).map(|b| (b, 0)), other),
+            Parts::Blocks { .. } => Self::read_alone(text, format).map(|b| (b, 0)),
         }
     }
 
@@ -255,13 +240,7 @@ impl Readings {
                 from: None,
             });
         };
-        let (res, parts) = T::read_against(text, format, utf8_of(&from.body), from.parts);
-        let from = Kept {
-            format: from.format,
-            body: from.body,
-            parts,
-        };
-        match res {
+        match T::read_against(text, format, &from.body, &from.parts) {
             Ok((value, reused)) => Ok(Reading {
                 value,
                 reused,
@@ -360,13 +339,6 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         i += 1;
     }
     i
-}
-
-/// The text of a kept body: it was read as UTF-8 before it was kept.
-fn utf8_of(body: &Bytes) -> &str {
-    // A kept body was valid UTF-8 when it was read, and `Bytes` never changes; were it ever
-    // not, the empty text reuses nothing (every comparison fails) and the body is read whole.
-    turnkeeper_model::utf8(body).unwrap_or("")
 }
 
 #[cfg(test)]

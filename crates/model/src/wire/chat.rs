@@ -289,12 +289,47 @@ pub fn read_reusing<'a>(
     src: &'a str,
     prev: &ChatBody<'_>,
 ) -> Result<(ChatBody<'a>, usize), ModelError> {
+    read_with(src, Some(Earlier::of(prev)))
+}
+
+/// What is kept of an earlier body's reading to read a later body against: its messages and
+/// their calls' members, over the bytes of its text (only compared with the new text, so not
+/// checked as UTF-8 again).
+#[derive(Clone, Copy, Debug)]
+pub struct Earlier<'p> {
+    /// The earlier body's text, as bytes.
+    pub src: &'p [u8],
+    /// Its messages.
+    pub messages: &'p [ChatMessage],
+    /// Its tool calls' members ([`ChatBody::call_members`]).
+    pub call_members: &'p [Member],
+}
+
+impl<'p> Earlier<'p> {
+    /// The earlier reading `prev`.
+    pub fn of(prev: &'p ChatBody<'_>) -> Earlier<'p> {
+        Earlier {
+            src: prev.src.as_bytes(),
+            messages: &prev.messages,
+            call_members: &prev.call_members,
+        }
+    }
+}
+
+/// [`read_reusing`] against what is kept of an earlier body's reading.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_against<'a>(
+    src: &'a str,
+    prev: Earlier<'_>,
+) -> Result<(ChatBody<'a>, usize), ModelError> {
     read_with(src, Some(prev))
 }
 
 fn read_with<'a>(
     src: &'a str,
-    prev: Option<&ChatBody<'_>>,
+    prev: Option<Earlier<'_>>,
 ) -> Result<(ChatBody<'a>, usize), ModelError> {
     let mut reused = 0;
     let mut b = ChatBody {
@@ -338,12 +373,12 @@ fn read_with<'a>(
                     }
                     if let Some(p) = prev
                         && let Some(pm) = p.messages.get(b.messages.len())
-                        && s.skip_verbatim(pm.span.get(p.src))
+                        && pm.span.bytes(p.src).is_some_and(|t| s.skip_verbatim(t))
                     {
                         let m = pm.moved(
                             pm.span.start,
                             at as u32,
-                            &p.call_members,
+                            p.call_members,
                             &mut b.call_members,
                         );
                         elems.push(m.span);

@@ -352,12 +352,43 @@ pub fn read_reusing<'a>(
     src: &'a str,
     prev: &ResponsesBody<'_>,
 ) -> Result<(ResponsesBody<'a>, usize), ModelError> {
+    read_with(src, Some(Earlier::of(prev)))
+}
+
+/// What is kept of an earlier body's reading to read a later body against: its items, over the
+/// bytes of its text (only compared with the new text, so not checked as UTF-8 again).
+#[derive(Clone, Copy, Debug)]
+pub struct Earlier<'p> {
+    /// The earlier body's text, as bytes.
+    pub src: &'p [u8],
+    /// Its `input` items.
+    pub items: &'p [Item],
+}
+
+impl<'p> Earlier<'p> {
+    /// The earlier reading `prev`.
+    pub fn of(prev: &'p ResponsesBody<'_>) -> Earlier<'p> {
+        Earlier {
+            src: prev.src.as_bytes(),
+            items: &prev.items,
+        }
+    }
+}
+
+/// [`read_reusing`] against what is kept of an earlier body's reading.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_against<'a>(
+    src: &'a str,
+    prev: Earlier<'_>,
+) -> Result<(ResponsesBody<'a>, usize), ModelError> {
     read_with(src, Some(prev))
 }
 
 fn read_with<'a>(
     src: &'a str,
-    prev: Option<&ResponsesBody<'_>>,
+    prev: Option<Earlier<'_>>,
 ) -> Result<(ResponsesBody<'a>, usize), ModelError> {
     let mut reused = 0;
     let mut b = ResponsesBody {
@@ -405,7 +436,7 @@ fn read_with<'a>(
                             }
                             if let Some(p) = prev
                                 && let Some(pi) = p.items.get(b.items.len())
-                                && s.skip_verbatim(pi.span.get(p.src))
+                                && pi.span.bytes(p.src).is_some_and(|t| s.skip_verbatim(t))
                             {
                                 let it = pi.moved(pi.span.start, at as u32);
                                 elems.push(it.span);
