@@ -620,6 +620,8 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
             );
         }
     };
+    // How much of the time before forwarding was the client's body arriving (logged below).
+    let received = started.elapsed();
     // A body sent with a Content-Encoding is judged decoded; it goes as it came when it needs
     // nothing, decoded (the header dropped) when it was repaired.
     let encodings = decode::encodings(&parts.headers);
@@ -696,6 +698,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
     state.metrics.observe_added(family, added);
     tracing::debug!(
         added_us = added.as_micros() as u64,
+        receiving_us = received.as_micros() as u64,
         bytes = sent.len(),
         changes = prepared.changes,
         "forwarding"
