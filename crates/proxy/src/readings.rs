@@ -9,10 +9,10 @@
 //! `wire::chat::read_against`, `wire::responses::read_against`, over the kept body's bytes,
 //! which are only compared with the new text and so are not checked as UTF-8 again): each of
 //! its messages that is, byte for byte, the message at the same place in the kept body has that
-//! message's reading moved over instead of being scanned again. The comparison is the guarantee: a message that
-//! differs in one byte is read afresh, and the reading is the one the body gets read alone (the
-//! model's contract, tested there, in the testkit's invariants 6 and of the wire families, and in
-//! this crate's tests). Only the reading is reused; every rule still judges every message.
+//! message's reading moved over instead of being scanned again. The comparison is the
+//! guarantee: a message that differs in one byte is read afresh, and the reading is the one the
+//! body gets read alone (the model's contract, tested there, in the testkit's invariants 6 and
+//! of the wire families, and in this crate's tests). Only the reading is reused; every rule still judges every message.
 //!
 //! Which kept reading a body is read against: the one of the same format whose body begins with
 //! the longest run of the same bytes (up to [`COMPARED`] bytes), the most recent on a tie. It is
