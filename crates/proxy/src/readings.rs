@@ -628,5 +628,16 @@ mod tests {
         assert_eq!(common_prefix(&a, &b), 600);
         assert_eq!(common_prefix(&a[..10], &b), 10);
         assert_eq!(common_prefix(b"", &b), 0);
+        // A difference at a chunk's first or last byte, or next to one, ends the count there.
+        for at in [0, 1, 255, 256, 257, 511, 512, 999] {
+            let mut c = a.clone();
+            c[at] = 9;
+            assert_eq!(common_prefix(&a, &c), at, "a difference at {at}");
+            assert_eq!(
+                common_prefix(&c, &a),
+                at,
+                "a difference at {at}, the other way"
+            );
+        }
     }
 }
