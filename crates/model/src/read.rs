@@ -228,13 +228,7 @@ impl<'p> Earlier<'p> {
 
     /// The blocks of message `i`.
     fn blocks_of(&self, i: usize) -> &'p [Block] {
-        match self.messages.get(i).map(|m| m.content) {
-            Some(Content::Blocks { first, len }) => self
-                .blocks
-                .get(first as usize..(first + len) as usize)
-                .unwrap_or(&[]),
-            _ => &[],
-        }
+        crate::view::blocks_of(self.messages, self.blocks, i)
     }
 }
 

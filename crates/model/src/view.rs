@@ -604,16 +604,21 @@ pub struct Transcript<'a> {
     pub meta: RequestMeta,
 }
 
+/// The blocks of message `i` of `messages`, among `blocks` (empty for string content or an index
+/// out of range): [`Transcript::blocks_of`] over a reading's parts.
+pub(crate) fn blocks_of<'b>(messages: &[Message], blocks: &'b [Block], i: usize) -> &'b [Block] {
+    match messages.get(i).map(|m| m.content) {
+        Some(Content::Blocks { first, len }) => blocks
+            .get(first as usize..(first + len) as usize)
+            .unwrap_or(&[]),
+        _ => &[],
+    }
+}
+
 impl<'a> Transcript<'a> {
     /// The blocks of message `i` (empty for string content or an index out of range).
     pub fn blocks_of(&self, i: usize) -> &[Block] {
-        match self.messages.get(i).map(|m| m.content) {
-            Some(Content::Blocks { first, len }) => self
-                .blocks
-                .get(first as usize..(first + len) as usize)
-                .unwrap_or(&[]),
-            _ => &[],
-        }
+        blocks_of(&self.messages, &self.blocks, i)
     }
 
     /// The index in [`Transcript::blocks`] of block `j` of message `i`.

@@ -10,80 +10,84 @@ const MESSAGES: &str = r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user
 const CHAT: &str = r#"{"model":"deepseek-reasoner","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"","reasoning_content":"r","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}"#;
 const RESPONSES: &str = r#"{"model":"o4-mini","input":[{"role":"user","content":"hi"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}"#;
 
-/// The earlier bodies tried against each text: the text's own bytes (every message moved over),
-/// the same with a byte that is not UTF-8 in the middle message (that one scanned), cut short
-/// (the messages past the cut scanned), and empty.
-fn earlier_texts(text: &str, middle: (usize, usize)) -> Vec<(Vec<u8>, &'static str)> {
+/// Reads `text` against each earlier text made from it (`read(bytes)`: the reading's `Debug`
+/// text and how many messages were moved over) and requires its own reading, `want`, every time,
+/// with the messages moved over that each earlier text lets through. The earlier texts: the
+/// text's own bytes (all three moved over), the same with a byte that is not UTF-8 in the middle
+/// message, whose span is `middle` (the two around it), cut short inside the middle message (the
+/// first), and empty (none).
+fn check(text: &str, middle: (usize, usize), want: &str, read: impl Fn(&[u8]) -> (String, usize)) {
     let own = text.as_bytes().to_vec();
     let mut broken = own.clone();
     broken[(middle.0 + middle.1) / 2] = 0xff;
     let cut = own[..middle.1 - 1].to_vec();
-    vec![
-        (own, "own"),
-        (broken, "not UTF-8"),
-        (cut, "cut short"),
-        (Vec::new(), "empty"),
-    ]
+    let earlier = [
+        (own, "own", 3),
+        (broken, "not UTF-8", 2),
+        (cut, "cut short", 1),
+        (Vec::new(), "empty", 0),
+    ];
+    for (bytes, what, moved) in earlier {
+        let (again, n) = read(&bytes);
+        assert_eq!(again, want, "{what}");
+        assert_eq!(n, moved, "{what}");
+    }
 }
-
-/// How many messages each earlier text lets through: all three, the two around the broken one,
-/// the first, none.
-const MOVED: [usize; 4] = [3, 2, 1, 0];
 
 #[test]
 fn messages_read_against_any_earlier_bytes_read_as_alone() {
     let t = read(MESSAGES, FormatHint::Auto).expect("reads");
-    let want = format!("{t:?}");
-    let middle = (
-        t.messages[1].span.start as usize,
-        t.messages[1].span.end as usize,
-    );
+    let m = t.messages[1].span;
     let keep: Vec<Option<u32>> = (0..3).map(Some).collect();
-    for ((bytes, what), moved) in earlier_texts(MESSAGES, middle).into_iter().zip(MOVED) {
-        let earlier = Earlier {
-            src: &bytes,
-            ..Earlier::of(&t)
-        };
-        let (again, copies) = read_against(MESSAGES, &earlier, &keep, None).expect("reads");
-        assert_eq!(format!("{again:?}"), want, "{what}");
-        assert_eq!(copies.iter().flatten().count(), moved, "{what}");
-    }
+    check(
+        MESSAGES,
+        (m.start as usize, m.end as usize),
+        &format!("{t:?}"),
+        |bytes| {
+            let earlier = Earlier {
+                src: bytes,
+                ..Earlier::of(&t)
+            };
+            let (again, copies) = read_against(MESSAGES, &earlier, &keep, None).expect("reads");
+            (format!("{again:?}"), copies.iter().flatten().count())
+        },
+    );
 }
 
 #[test]
 fn chat_read_against_any_earlier_bytes_reads_as_alone() {
     let b = chat::read(CHAT).expect("reads");
-    let want = format!("{b:?}");
     let m = b.messages_at.elems[1];
-    for ((bytes, what), moved) in earlier_texts(CHAT, (m.start as usize, m.end as usize))
-        .into_iter()
-        .zip(MOVED)
-    {
-        let earlier = chat::Earlier {
-            src: &bytes,
-            ..chat::Earlier::of(&b)
-        };
-        let (again, n) = chat::read_against(CHAT, earlier).expect("reads");
-        assert_eq!(format!("{again:?}"), want, "{what}");
-        assert_eq!(n, moved, "{what}");
-    }
+    check(
+        CHAT,
+        (m.start as usize, m.end as usize),
+        &format!("{b:?}"),
+        |bytes| {
+            let earlier = chat::Earlier {
+                src: bytes,
+                ..chat::Earlier::of(&b)
+            };
+            let (again, n) = chat::read_against(CHAT, earlier).expect("reads");
+            (format!("{again:?}"), n)
+        },
+    );
 }
 
 #[test]
 fn responses_read_against_any_earlier_bytes_reads_as_alone() {
     let b = responses::read(RESPONSES).expect("reads");
-    let want = format!("{b:?}");
     let it = b.input_at.elems[1];
-    for ((bytes, what), moved) in earlier_texts(RESPONSES, (it.start as usize, it.end as usize))
-        .into_iter()
-        .zip(MOVED)
-    {
-        let earlier = responses::Earlier {
-            src: &bytes,
-            ..responses::Earlier::of(&b)
-        };
-        let (again, n) = responses::read_against(RESPONSES, earlier).expect("reads");
-        assert_eq!(format!("{again:?}"), want, "{what}");
-        assert_eq!(n, moved, "{what}");
-    }
+    check(
+        RESPONSES,
+        (it.start as usize, it.end as usize),
+        &format!("{b:?}"),
+        |bytes| {
+            let earlier = responses::Earlier {
+                src: bytes,
+                ..responses::Earlier::of(&b)
+            };
+            let (again, n) = responses::read_against(RESPONSES, earlier).expect("reads");
+            (format!("{again:?}"), n)
+        },
+    );
 }

@@ -124,7 +124,6 @@ impl ProxyProcess {
 fn start_hop(upstream: String) -> String {
     use http_body_util::{BodyExt, Full};
     use hyper::body::Incoming;
-    use hyper_util::rt::{TokioExecutor, TokioIo};
 
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -140,43 +139,32 @@ fn start_hop(upstream: String) -> String {
             tx.send(listener.local_addr().expect("addr"))
                 .expect("the bench waits for the address");
             let client = support::client();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
+            support::mock::serve_each(listener, move |req: http::Request<Incoming>| {
                 let (client, upstream) = (client.clone(), upstream.clone());
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req: http::Request<Incoming>| {
-                        let (client, upstream) = (client.clone(), upstream.clone());
-                        async move {
-                            let (parts, body) = req.into_parts();
-                            let body = body
-                                .collect()
-                                .await
-                                .map(|b| b.to_bytes())
-                                .unwrap_or_default();
-                            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-                            let mut rb = client.post(format!("{upstream}{path}")).body(body);
-                            for name in ["content-type", "x-mock-reply", "x-mock-link-mbps"] {
-                                if let Some(v) = parts.headers.get(name) {
-                                    rb = rb.header(name, v.clone());
-                                }
-                            }
-                            let (status, bytes) = match rb.send().await {
-                                Ok(r) => (r.status(), r.bytes().await.unwrap_or_default()),
-                                Err(_) => (http::StatusCode::BAD_GATEWAY, Default::default()),
-                            };
-                            let mut resp = http::Response::new(Full::new(bytes));
-                            *resp.status_mut() = status;
-                            Ok::<_, std::convert::Infallible>(resp)
+                async move {
+                    let (parts, body) = req.into_parts();
+                    let body = body
+                        .collect()
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                    let mut rb = client.post(format!("{upstream}{path}")).body(body);
+                    for name in ["content-type", "x-mock-reply", "x-mock-link-mbps"] {
+                        if let Some(v) = parts.headers.get(name) {
+                            rb = rb.header(name, v.clone());
                         }
-                    });
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
-                });
-            }
+                    }
+                    let (status, bytes) = match rb.send().await {
+                        Ok(r) => (r.status(), r.bytes().await.unwrap_or_default()),
+                        Err(_) => (http::StatusCode::BAD_GATEWAY, Default::default()),
+                    };
+                    let mut resp = http::Response::new(Full::new(bytes));
+                    *resp.status_mut() = status;
+                    resp
+                }
+            })
+            .await;
         });
     });
     format!("http://{}", rx.recv().expect("the hop's address"))

@@ -1,24 +1,9 @@
-//! What the proxy keeps of a request's reading, and a body a message shorter: the two things the
-//! reuse checks build. Shared by the testkit's invariants and by model's own tests, which include
-//! this file by path (as they do `shared.rs`: model cannot depend on the testkit).
+//! The reuse checks: a body a message shorter, and a reading made against an earlier body that
+//! must be the body's own. Shared by the testkit's invariants and by model's own tests, which
+//! include this file by path (as they do `shared.rs`: model cannot depend on the testkit).
 
 use turnkeeper_model::Transcript;
 use turnkeeper_model::wire::ArrayAt;
-
-/// `prev` as the proxy keeps it: its messages and blocks over its text, with no root, messages
-/// span or settings.
-pub fn as_kept<'a>(prev: &Transcript<'a>) -> Transcript<'a> {
-    Transcript {
-        src: prev.src,
-        format: prev.format,
-        body: prev.body,
-        root: Default::default(),
-        messages_span: None,
-        messages: prev.messages.clone(),
-        blocks: prev.blocks.clone(),
-        meta: Default::default(),
-    }
-}
 
 /// `text` without the last element of the array at `at` (and the separator before it); `None`
 /// for an empty array.
@@ -35,10 +20,11 @@ pub fn without_last(text: &str, at: &ArrayAt) -> Option<String> {
     ))
 }
 
-/// Reads `t`'s text against `prev` as the proxy keeps it, offering every earlier message, and
-/// requires the reading to be `t`'s own (the same `Debug` text) and every message moved over to
-/// be byte for byte the earlier message it came from. Returns which earlier message each
-/// message was moved over from.
+/// Reads `t`'s text against `prev` (through `read_reusing_copies`, which reads against what the
+/// proxy keeps of a reading: an `Earlier` of its messages and blocks), offering every earlier
+/// message, and requires the reading to be `t`'s own (the same `Debug` text) and every message
+/// moved over to be byte for byte the earlier message it came from. Returns which earlier
+/// message each message was moved over from.
 ///
 /// # Errors
 /// What differs, in words.
@@ -47,7 +33,7 @@ pub fn blocks_read_as_own(
     prev: &Transcript<'_>,
 ) -> Result<Vec<Option<u32>>, String> {
     let all: Vec<Option<u32>> = (0..prev.messages.len() as u32).map(Some).collect();
-    let (again, copies) = turnkeeper_model::read_reusing_copies(t.src, &as_kept(prev), &all, None)
+    let (again, copies) = turnkeeper_model::read_reusing_copies(t.src, prev, &all, None)
         .map_err(|e| format!("read against an earlier body: {e}"))?;
     if format!("{again:?}") != format!("{t:?}") {
         return Err(format!(

@@ -508,24 +508,7 @@ impl Mock {
             .expect("bind loopback");
         let addr = listener.local_addr().expect("addr");
         let st = state.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let st = st.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| {
-                        let st = st.clone();
-                        async move { Ok::<_, Infallible>(serve(st, req).await) }
-                    });
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
-                });
-            }
-        });
+        tokio::spawn(serve_each(listener, move |req| serve(st.clone(), req)));
         Mock { addr, state }
     }
 
@@ -779,6 +762,34 @@ async fn paced(mut body: Incoming, mbps: f64) -> Result<Bytes, hyper::Error> {
 
 fn header<'a>(req: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Serves every connection `listener` accepts, each on a task of its own (HTTP/1 or 2, no
+/// Nagle delay), answering each request with `handle`; runs until the runtime stops.
+pub async fn serve_each<F, Fut, B>(listener: TcpListener, handle: F)
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response<B>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| {
+                let answer = handle(req);
+                async move { Ok::<_, Infallible>(answer.await) }
+            });
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+        });
+    }
 }
 
 async fn serve(st: Arc<State>, req: Request<Incoming>) -> Response<MockBody> {
