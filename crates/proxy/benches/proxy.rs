@@ -13,8 +13,9 @@
 //! - `latency`: sequential requests of about 10 KB and 1 MB, each sent straight to the mock and
 //!   through the proxy, alternately; prints p50 and p99 of both and of the difference, the
 //!   proxy's own time before forwarding, and the p50 added by a hop that reads nothing
-//!   (`start_hop`: each request received whole and sent on unchanged, in threads of its own):
-//!   the floor of any store-and-forward proxy here. Each
+//!   (`serve_hop`: each request received whole into one buffer and sent on unchanged), run twice:
+//!   in threads of the bench's own process, and as a process of its own as the proxy is (this
+//!   binary again, `hop UPSTREAM`): the floor of any store-and-forward proxy process here. Each
 //!   request is a real recorded one whose conversation is grown to the size (Anthropic: text
 //!   turns after a signed thinking + tool turn the mock issued; the others: earlier turns before
 //!   a recorded follow-up that carries its reasoning, `reasoning_content`, reasoning items with
@@ -81,14 +82,36 @@ impl ProxyProcess {
             .expect("the proxy starts");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
-        let first = lines.next().and_then(Result::ok).unwrap_or_default();
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://127.0.0.1:"))
-            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-            .to_owned();
+        // `TURNKEEPER_BENCH_PROXY_LOG=FILE` (with the proxy's `TURNKEEPER_LOG`) keeps what the
+        // proxy logs in FILE; the address is on the first line that names one.
+        let mut log = std::env::var_os("TURNKEEPER_BENCH_PROXY_LOG")
+            .and_then(|p| std::fs::File::create(p).ok())
+            .map(std::io::BufWriter::new);
+        let mut keep = move |line: &str| {
+            if let Some(f) = log.as_mut() {
+                use std::io::Write;
+                let _ = writeln!(f, "{line}");
+            }
+        };
+        let url = loop {
+            let line = match lines.next() {
+                Some(Ok(line)) => line,
+                _ => panic!("the proxy exited before saying its address"),
+            };
+            keep(&line);
+            if let Some(url) = line
+                .split_whitespace()
+                .find(|w| w.starts_with("http://127.0.0.1:"))
+            {
+                break url.to_owned();
+            }
+        };
         // Keep draining stderr so the proxy never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                keep(&line);
+            }
+        });
         ProxyProcess { child, url }
     }
 
@@ -117,57 +140,106 @@ impl ProxyProcess {
     }
 }
 
-/// A hop that reads nothing, in threads of its own: it receives each request whole (as the proxy
-/// must, to judge a body before a byte of it goes on) and sends it unchanged to `upstream`, then
-/// answers with the upstream's response. What any store-and-forward proxy adds on this machine,
-/// beside which the proxy's own time is seen. Returns its `http://127.0.0.1:PORT`.
-fn start_hop(upstream: String) -> String {
+/// A hop that reads nothing: it receives each request whole (as the proxy must, to judge a body
+/// before a byte of it goes on) and sends it unchanged to `upstream`, then answers with the
+/// upstream's response. What any store-and-forward proxy adds on this machine, beside which the
+/// proxy's own time is seen. Serves on a runtime of its own (two workers, as the proxy's on this
+/// machine) and says its `http://127.0.0.1:PORT` through `tx`.
+fn serve_hop(upstream: String, tx: std::sync::mpsc::Sender<String>) {
     use http_body_util::{BodyExt, Full};
     use hyper::body::Incoming;
 
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind loopback");
-            tx.send(listener.local_addr().expect("addr"))
-                .expect("the bench waits for the address");
-            let client = support::client();
-            support::mock::serve_each(listener, move |req: http::Request<Incoming>| {
-                let (client, upstream) = (client.clone(), upstream.clone());
-                async move {
-                    let (parts, body) = req.into_parts();
-                    let body = body
-                        .collect()
-                        .await
-                        .map(|b| b.to_bytes())
-                        .unwrap_or_default();
-                    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-                    let mut rb = client.post(format!("{upstream}{path}")).body(body);
-                    for name in ["content-type", "x-mock-reply", "x-mock-link-mbps"] {
-                        if let Some(v) = parts.headers.get(name) {
-                            rb = rb.header(name, v.clone());
-                        }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("addr");
+        tx.send(format!("http://{addr}"))
+            .expect("the bench waits for the address");
+        let client = support::client();
+        support::mock::serve_each(listener, move |req: http::Request<Incoming>| {
+            let (client, upstream) = (client.clone(), upstream.clone());
+            async move {
+                let (parts, mut body) = req.into_parts();
+                let hint = parts
+                    .headers
+                    .get(http::header::CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(0);
+                let mut buf = bytes::BytesMut::with_capacity(hint);
+                while let Some(Ok(frame)) = body.frame().await {
+                    if let Ok(data) = frame.into_data() {
+                        buf.extend_from_slice(&data);
                     }
-                    let (status, bytes) = match rb.send().await {
-                        Ok(r) => (r.status(), r.bytes().await.unwrap_or_default()),
-                        Err(_) => (http::StatusCode::BAD_GATEWAY, Default::default()),
-                    };
-                    let mut resp = http::Response::new(Full::new(bytes));
-                    *resp.status_mut() = status;
-                    resp
                 }
-            })
-            .await;
-        });
+                let body = buf.freeze();
+                let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                let mut rb = client.post(format!("{upstream}{path}")).body(body);
+                for name in ["content-type", "x-mock-reply", "x-mock-link-mbps"] {
+                    if let Some(v) = parts.headers.get(name) {
+                        rb = rb.header(name, v.clone());
+                    }
+                }
+                let (status, bytes) = match rb.send().await {
+                    Ok(r) => (r.status(), r.bytes().await.unwrap_or_default()),
+                    Err(_) => (http::StatusCode::BAD_GATEWAY, Default::default()),
+                };
+                let mut resp = http::Response::new(Full::new(bytes));
+                *resp.status_mut() = status;
+                resp
+            }
+        })
+        .await;
     });
-    format!("http://{}", rx.recv().expect("the hop's address"))
+}
+
+/// The hop in threads of the bench's own process (beside the client and the mock). Returns its
+/// URL.
+fn start_hop(upstream: String) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || serve_hop(upstream, tx));
+    rx.recv().expect("the hop's address")
+}
+
+/// The hop as a process of its own, as the proxy is (this bench binary again, `hop UPSTREAM`):
+/// the floor of a proxy process, crossing the same process boundaries. Stopped when dropped.
+struct HopProcess {
+    child: Child,
+    url: String,
+}
+
+impl HopProcess {
+    fn start(upstream: &str) -> HopProcess {
+        let exe = std::env::current_exe().expect("the bench's own path");
+        let mut child = Command::new(exe)
+            .args(["hop", upstream])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the hop starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("the hop says its address");
+        HopProcess {
+            child,
+            url: first.trim().to_owned(),
+        }
+    }
+}
+
+impl Drop for HopProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A request of about `size` bytes: a signed thinking + tool turn the mock issued, its result,
@@ -541,12 +613,13 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
     let proxy = ProxyProcess::start(&mock.url(), &extra);
     let client = support::client();
     let hop = start_hop(mock.url());
+    let hop_process = HopProcess::start(&mock.url());
     let case = Case::new(mock, family);
     let (path, id) = (case.path.as_str(), case.reply.id.as_str());
     println!(
-        "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) | a hop that reads nothing: added p50 |"
+        "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) | a hop that reads nothing: added p50, in the bench's process | the same hop, a process of its own |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     // `TURNKEEPER_BENCH_LATENCY_RUNS=N`: N requests of 1 MB (and 4 N of 10 KB) instead of 100,
     // for comparisons finer than the run-to-run spread of 100.
     let n = std::env::var("TURNKEEPER_BENCH_LATENCY_RUNS")
@@ -577,19 +650,22 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             timed(&client, &mock.url(), path, body_at(k), id).await;
             timed(&client, &proxy.url, path, body_at(k), id).await;
             timed(&client, &hop, path, body_at(k), id).await;
+            timed(&client, &hop_process.url, path, body_at(k), id).await;
         }
         let (sum0, n0) = added(&client, &proxy.url, family.route()).await;
         let (mut direct, mut through, mut extra) = (Vec::new(), Vec::new(), Vec::new());
-        let mut hopped = Vec::new();
+        let (mut hopped, mut hopped_apart) = (Vec::new(), Vec::new());
         for k in warm..warm + runs {
             let body = body_at(k);
             let d = timed(&client, &mock.url(), path, body, id).await;
             let p = timed(&client, &proxy.url, path, body, id).await;
             let h = timed(&client, &hop, path, body, id).await;
+            let a = timed(&client, &hop_process.url, path, body, id).await;
             direct.push(d);
             through.push(p);
             extra.push(p - d);
             hopped.push(h - d);
+            hopped_apart.push(a - d);
         }
         let (sum1, n1) = added(&client, &proxy.url, family.route()).await;
         assert!(
@@ -601,11 +677,17 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
         let own = (sum1 - sum0) / (n1 - n0).max(1.0) * 1e3;
         // The mock keeps every body it received; let the megabytes go.
         mock.clear_received();
-        for v in [&mut direct, &mut through, &mut extra, &mut hopped] {
+        for v in [
+            &mut direct,
+            &mut through,
+            &mut extra,
+            &mut hopped,
+            &mut hopped_apart,
+        ] {
             v.sort_by(f64::total_cmp);
         }
         println!(
-            "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms | {:.3} ms |",
+            "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms | {:.3} ms | {:.3} ms |",
             body_at(warm).len(),
             pct(&direct, 0.5),
             pct(&direct, 0.99),
@@ -613,7 +695,8 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             pct(&through, 0.99),
             pct(&extra, 0.5),
             pct(&extra, 0.99),
-            pct(&hopped, 0.5)
+            pct(&hopped, 0.5),
+            pct(&hopped_apart, 0.5)
         );
     }
 }
@@ -746,6 +829,19 @@ async fn soak(mock: &Mock, total: usize) {
 }
 
 fn main() {
+    // `hop UPSTREAM`: the bench's own hop process (`HopProcess`), serving until it is killed.
+    let mut raw = std::env::args().skip(1);
+    if raw.next().as_deref() == Some("hop") {
+        let upstream = raw.next().expect("hop UPSTREAM");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            if let Ok(url) = rx.recv() {
+                println!("{url}");
+            }
+        });
+        serve_hop(upstream, tx);
+        return;
+    }
     // `MODE [N] [--family F]`; cargo's own flags (`--bench`) are passed through and skipped.
     let mut args = Vec::new();
     let mut family = "all".to_owned();
