@@ -12,10 +12,11 @@
 //!
 //! - `latency`: sequential requests of about 10 KB and 1 MB, each sent straight to the mock and
 //!   through the proxy, alternately; prints p50 and p99 of both and of the difference, the
-//!   proxy's own time before forwarding, and the p50 added by a hop that reads nothing
-//!   (`serve_hop`: each request received whole into one buffer and sent on unchanged), run twice:
-//!   in threads of the bench's own process, and as a process of its own as the proxy is (this
-//!   binary again, `hop UPSTREAM`): the floor of any store-and-forward proxy process here. Each
+//!   proxy's time before forwarding (and of it, the time after the body's last byte: the
+//!   judging), and the p50 added by a hop that reads nothing (`serve_hop`: each request received
+//!   whole into one buffer and sent on unchanged), run twice: in threads of the bench's own
+//!   process, and as a process of its own as the proxy is (this binary again, `hop UPSTREAM`):
+//!   the floor of a store-and-forward proxy process on the same HTTP libraries here. Each
 //!   request is a real recorded one whose conversation is grown to the size (Anthropic: text
 //!   turns after a signed thinking + tool turn the mock issued; the others: earlier turns before
 //!   a recorded follow-up that carries its reasoning, `reasoning_content`, reasoning items with
@@ -584,7 +585,8 @@ async fn assert_forwarded_as_sent(mock: &Mock, proxy: &str, path: &str, body: &s
 
 /// The proxy's own `turnkeeper_proxy_added_seconds` sum and count for `route` (time spent
 /// before forwarding).
-async fn added(client: &reqwest::Client, url: &str, route: &str) -> (f64, f64) {
+/// The sum and count of the proxy's histogram `turnkeeper_proxy_{name}` on `route`.
+async fn histogram(client: &reqwest::Client, url: &str, name: &str, route: &str) -> (f64, f64) {
     let text = client
         .get(format!("{url}/metrics"))
         .send()
@@ -601,8 +603,8 @@ async fn added(client: &reqwest::Client, url: &str, route: &str) -> (f64, f64) {
             .unwrap_or(0.0)
     };
     (
-        get("turnkeeper_proxy_added_seconds_sum"),
-        get("turnkeeper_proxy_added_seconds_count"),
+        get(&format!("turnkeeper_proxy_{name}_sum")),
+        get(&format!("turnkeeper_proxy_{name}_count")),
     )
 }
 
@@ -617,9 +619,9 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
     let case = Case::new(mock, family);
     let (path, id) = (case.path.as_str(), case.reply.id.as_str());
     println!(
-        "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) | a hop that reads nothing: added p50, in the bench's process | the same hop, a process of its own |"
+        "| request | runs | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | of which before forwarding (mean) | of that, after the body's last byte (mean) | a hop that reads nothing: added p50, in the bench's process | the same hop, a process of its own |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     // `TURNKEEPER_BENCH_LATENCY_RUNS=N`: N requests of 1 MB (and 4 N of 10 KB) instead of 100,
     // for comparisons finer than the run-to-run spread of 100.
     let n = std::env::var("TURNKEEPER_BENCH_LATENCY_RUNS")
@@ -652,7 +654,8 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             timed(&client, &hop, path, body_at(k), id).await;
             timed(&client, &hop_process.url, path, body_at(k), id).await;
         }
-        let (sum0, n0) = added(&client, &proxy.url, family.route()).await;
+        let (sum0, n0) = histogram(&client, &proxy.url, "added_seconds", family.route()).await;
+        let (judged0, _) = histogram(&client, &proxy.url, "judged_seconds", family.route()).await;
         let (mut direct, mut through, mut extra) = (Vec::new(), Vec::new(), Vec::new());
         let (mut hopped, mut hopped_apart) = (Vec::new(), Vec::new());
         for k in warm..warm + runs {
@@ -667,7 +670,8 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             hopped.push(h - d);
             hopped_apart.push(a - d);
         }
-        let (sum1, n1) = added(&client, &proxy.url, family.route()).await;
+        let (sum1, n1) = histogram(&client, &proxy.url, "added_seconds", family.route()).await;
+        let (judged1, _) = histogram(&client, &proxy.url, "judged_seconds", family.route()).await;
         assert!(
             n1 - n0 >= runs as f64,
             "the proxy counted {} requests on route {}",
@@ -675,6 +679,7 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             family.route()
         );
         let own = (sum1 - sum0) / (n1 - n0).max(1.0) * 1e3;
+        let judged = (judged1 - judged0) / (n1 - n0).max(1.0) * 1e3;
         // The mock keeps every body it received; let the megabytes go.
         mock.clear_received();
         for v in [
@@ -687,7 +692,7 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             v.sort_by(f64::total_cmp);
         }
         println!(
-            "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms | {:.3} ms | {:.3} ms |",
+            "| {label} ({} bytes) | {runs} | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {:.3} ms | {own:.3} ms | {judged:.3} ms | {:.3} ms | {:.3} ms |",
             body_at(warm).len(),
             pct(&direct, 0.5),
             pct(&direct, 0.99),

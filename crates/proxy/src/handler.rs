@@ -695,7 +695,9 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, route: &Route) -> R
     };
     let headers = upstream_headers(&parts, &prepared.betas, decoded_sent);
     let added = started.elapsed();
-    state.metrics.observe_added(family, added);
+    state
+        .metrics
+        .observe_added(family, added, added.saturating_sub(received));
     tracing::debug!(
         added_us = added.as_micros() as u64,
         receiving_us = received.as_micros() as u64,

@@ -86,6 +86,8 @@ pub struct Metrics {
     in_flight: AtomicI64,
     /// The added latency, one histogram per family (`Family::index`).
     added: [Histogram; 4],
+    /// Of it, the proxy's own part: from the body's last byte to forwarding.
+    judged: [Histogram; 4],
 }
 
 #[derive(Debug, Default)]
@@ -93,6 +95,54 @@ struct Histogram {
     buckets: [AtomicU64; 12],
     count: AtomicU64,
     sum_nanos: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        for (i, le) in BUCKETS.iter().enumerate() {
+            if secs <= *le {
+                self.buckets[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+/// Writes the histograms `per_family` (one per family, labelled by route) as the Prometheus
+/// histogram `turnkeeper_proxy_{name}`.
+fn render_histograms(out: &mut String, name: &str, help: &str, per_family: &[Histogram; 4]) {
+    let _ = writeln!(
+        out,
+        "# HELP turnkeeper_proxy_{name} {help}\n# TYPE turnkeeper_proxy_{name} histogram"
+    );
+    for f in Family::ALL {
+        let h = &per_family[f.index()];
+        let route = f.label();
+        for (i, le) in BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "turnkeeper_proxy_{name}_bucket{{route=\"{route}\",le=\"{le}\"}} {}",
+                h.buckets[i].load(Ordering::Relaxed)
+            );
+        }
+        let count = h.count.load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "turnkeeper_proxy_{name}_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}"
+        );
+        let sum = h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        let _ = writeln!(
+            out,
+            "turnkeeper_proxy_{name}_sum{{route=\"{route}\"}} {sum}"
+        );
+        let _ = writeln!(
+            out,
+            "turnkeeper_proxy_{name}_count{{route=\"{route}\"}} {count}"
+        );
+    }
 }
 
 /// Decrements the in-flight gauge when dropped.
@@ -171,18 +221,11 @@ impl Metrics {
     }
 
     /// Records the latency the proxy added before sending a request of `family` upstream
-    /// (reading, decoding, store lookups, repair).
-    pub(crate) fn observe_added(&self, family: Family, d: Duration) {
-        let h = &self.added[family.index()];
-        let secs = d.as_secs_f64();
-        for (i, le) in BUCKETS.iter().enumerate() {
-            if secs <= *le {
-                h.buckets[i].fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        h.count.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        h.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    /// (receiving the body, decoding, store lookups, repair), and of it `judged`, the part
+    /// after the body's last byte arrived.
+    pub(crate) fn observe_added(&self, family: Family, added: Duration, judged: Duration) {
+        self.added[family.index()].observe(added);
+        self.judged[family.index()].observe(judged);
     }
 
     /// How many requests of the route labelled `route` had their added latency observed.
@@ -191,6 +234,18 @@ impl Metrics {
             .iter()
             .find(|f| f.label() == route)
             .map_or(0, |f| self.added[f.index()].count.load(Ordering::Relaxed))
+    }
+
+    /// For the route labelled `route`: the seconds added in all (the body arriving included) and
+    /// of them the seconds judged (after the body's last byte), summed over its requests.
+    pub fn added_and_judged_seconds(&self, route: &str) -> (f64, f64) {
+        let sum = |h: &Histogram| h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        Family::ALL
+            .iter()
+            .find(|f| f.label() == route)
+            .map_or((0.0, 0.0), |f| {
+                (sum(&self.added[f.index()]), sum(&self.judged[f.index()]))
+            })
     }
 
     /// Prometheus text format, version 0.0.4.
@@ -215,35 +270,18 @@ impl Metrics {
             "# HELP turnkeeper_proxy_in_flight Requests of the routes the proxy reads being handled.\n# TYPE turnkeeper_proxy_in_flight gauge\nturnkeeper_proxy_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
         );
-        let _ = writeln!(
-            out,
-            "# HELP turnkeeper_proxy_added_seconds Time spent before forwarding a request (read, decode, store lookups, repair), by route.\n# TYPE turnkeeper_proxy_added_seconds histogram"
+        render_histograms(
+            &mut out,
+            "added_seconds",
+            "Time from the start of a request to its forwarding: the body arriving, then decoded, read, looked up in the turn store and repaired, by route.",
+            &self.added,
         );
-        for f in Family::ALL {
-            let h = &self.added[f.index()];
-            let route = f.label();
-            for (i, le) in BUCKETS.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "turnkeeper_proxy_added_seconds_bucket{{route=\"{route}\",le=\"{le}\"}} {}",
-                    h.buckets[i].load(Ordering::Relaxed)
-                );
-            }
-            let count = h.count.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "turnkeeper_proxy_added_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}"
-            );
-            let sum = h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-            let _ = writeln!(
-                out,
-                "turnkeeper_proxy_added_seconds_sum{{route=\"{route}\"}} {sum}"
-            );
-            let _ = writeln!(
-                out,
-                "turnkeeper_proxy_added_seconds_count{{route=\"{route}\"}} {count}"
-            );
-        }
+        render_histograms(
+            &mut out,
+            "judged_seconds",
+            "The proxy's own part of the added time: from the request body's last byte to its forwarding (decoding, reading, store lookups, repair), by route.",
+            &self.judged,
+        );
         out
     }
 }
@@ -258,7 +296,11 @@ mod tests {
         m.inc("repairs_total", &[("rule", "AN-05")]);
         m.add("repairs_total", &[("rule", "AN-05")], 2);
         m.inc("restores_total", &[]);
-        m.observe_added(Family::Chat, Duration::from_micros(300));
+        m.observe_added(
+            Family::Chat,
+            Duration::from_micros(300),
+            Duration::from_micros(90),
+        );
         let text = m.render();
         assert!(
             text.contains("turnkeeper_proxy_repairs_total{rule=\"AN-05\"} 3\n"),
@@ -283,7 +325,22 @@ mod tests {
         );
         assert!(text.contains("turnkeeper_proxy_added_seconds_count{route=\"chat\"} 1\n"));
         assert!(text.contains("turnkeeper_proxy_added_seconds_count{route=\"gemini\"} 0\n"));
+        assert!(text.contains("turnkeeper_proxy_added_seconds_sum{route=\"chat\"} 0.0003\n"));
+        // The judged part, in its own histogram: 90 µs falls in the first bucket.
+        assert!(text.contains("# TYPE turnkeeper_proxy_judged_seconds histogram\n"));
+        assert!(
+            text.contains(
+                "turnkeeper_proxy_judged_seconds_bucket{route=\"chat\",le=\"0.0001\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("turnkeeper_proxy_judged_seconds_sum{route=\"chat\"} 0.00009\n"));
+        assert!(text.contains("turnkeeper_proxy_judged_seconds_count{route=\"chat\"} 1\n"));
+        assert!(text.contains("turnkeeper_proxy_judged_seconds_count{route=\"messages\"} 0\n"));
         assert_eq!(m.added_count("chat"), 1);
+        assert_eq!(m.added_and_judged_seconds("chat"), (0.0003, 0.00009));
+        assert_eq!(m.added_and_judged_seconds("gemini"), (0.0, 0.0));
+        assert_eq!(m.added_and_judged_seconds("other"), (0.0, 0.0));
         assert!(text.contains("turnkeeper_proxy_in_flight 0\n"));
         assert_eq!(m.get("repairs_total", &[("rule", "AN-05")]), 3);
         assert_eq!(m.total("repairs_total"), 3);

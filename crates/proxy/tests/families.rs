@@ -72,6 +72,12 @@ async fn every_accepted_real_request_of_each_family_passes_byte_identical() {
             "{route}"
         );
         assert_eq!(m.added_count(route), per_family[family] as u64);
+        // The judging is part of the added time, and takes some of it.
+        let (added, judged) = m.added_and_judged_seconds(route);
+        assert!(
+            judged > 0.0 && judged <= added,
+            "{route}: {judged} of {added}"
+        );
     }
     assert_eq!(m.total("repairs_total"), 0);
 }
