@@ -126,6 +126,85 @@ mod tests {
         );
     }
 
+    const BODY: &[u8] = br#"{"model":"x","messages":[{"role":"user","content":"hi"}]}"#;
+
+    fn brotli(b: &[u8]) -> Bytes {
+        let mut out = Vec::new();
+        {
+            let mut w = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+            w.write_all(b).expect("write");
+        }
+        Bytes::from(out)
+    }
+
+    fn zstd(b: &[u8]) -> Bytes {
+        Bytes::from(ruzstd::encoding::compress_to_vec(
+            b,
+            ruzstd::encoding::CompressionLevel::Fastest,
+        ))
+    }
+
+    /// One table for every encoding the proxy decodes: the body, decoded with the limit given,
+    /// is `expect`.
+    fn check(encoded: &Bytes, encoding: &str, limit: usize, expect: Result<&[u8], NotDecoded>) {
+        let got = decode(encoded, &[encoding.to_owned()], limit);
+        assert_eq!(
+            got.as_deref(),
+            expect.as_ref().map(|b| &b[..]),
+            "{encoding}"
+        );
+    }
+
+    #[test]
+    fn br_and_zstd_decode_within_the_limit() {
+        for (encoding, encoded) in [("br", brotli(BODY)), ("zstd", zstd(BODY))] {
+            assert_ne!(&encoded[..], BODY, "{encoding} encodes");
+            check(&encoded, encoding, 1024, Ok(BODY));
+            // Exactly at the limit is within it; a byte less is not.
+            check(&encoded, encoding, BODY.len(), Ok(BODY));
+            check(
+                &encoded,
+                encoding,
+                BODY.len() - 1,
+                Err(NotDecoded::TooLarge),
+            );
+            check(
+                &Bytes::from_static(b"\x00\x01 not encoded at all"),
+                encoding,
+                1024,
+                Err(NotDecoded::Broken),
+            );
+        }
+        // Applied in order, undone in reverse: zstd over br.
+        let both = zstd(&brotli(BODY));
+        assert_eq!(
+            decode(&both, &["br".into(), "zstd".into()], 1024).as_deref(),
+            Ok(BODY)
+        );
+    }
+
+    #[test]
+    fn raw_deflate_whose_first_byte_looks_like_a_zlib_method_is_still_raw() {
+        // A raw deflate stream of two stored blocks: the first not final, its header byte 0x08
+        // (BFINAL 0, BTYPE 00, then padding bits, which a stored block's header ignores), so the
+        // byte's low nibble is zlib's method 8; with the next byte (the length, 27) it fails
+        // zlib's header check ((0x08 << 8 | 27) % 31 != 0), so it is not a zlib stream.
+        let data = &BODY[..27];
+        let mut raw = vec![0x08, 27, 0, !27u8, 0xff];
+        raw.extend_from_slice(data);
+        raw.extend_from_slice(&[0x01, 0, 0, 0xff, 0xff]);
+        assert!(!looks_like_zlib(&raw));
+        check(&Bytes::from(raw), "deflate", 1024, Ok(data));
+        // Too short to be either: not zlib, and not a deflate stream.
+        assert!(!looks_like_zlib(&[0x78]));
+        check(
+            &Bytes::from_static(&[0x78]),
+            "deflate",
+            1024,
+            Err(NotDecoded::Broken),
+        );
+    }
+
     #[test]
     fn encodings_are_read_in_order() {
         let mut h = HeaderMap::new();
