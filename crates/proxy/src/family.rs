@@ -162,6 +162,11 @@ mod tests {
         assert_eq!(route("/v1beta/models/gemini-2.5-flash:countTokens"), None);
         assert_eq!(route("/v1/models"), None);
         assert_eq!(route("/v1/messages/count_tokens"), None);
+        // A model name that is empty or holds a slash is no Gemini route.
+        assert_eq!(route("/v1beta/models/:generateContent"), None);
+        assert_eq!(route("/v1beta/models/a/b:generateContent"), None);
+        let g = route("/v1alpha/models/gemini-3-pro-preview:generateContent").expect("v1alpha");
+        assert_eq!(g.model.as_deref(), Some("gemini-3-pro-preview"));
     }
 
     #[test]
@@ -180,5 +185,25 @@ mod tests {
             other_upstream("/v1/models", Some("key=abc"), &HeaderMap::new()),
             Family::Gemini
         );
+        // Each of Google's signs alone is enough.
+        assert_eq!(
+            other_upstream("/v1alpha/files", None, &HeaderMap::new()),
+            Family::Gemini
+        );
+        let mut g = HeaderMap::new();
+        g.insert("x-goog-api-key", "k".parse().expect("v"));
+        assert_eq!(other_upstream("/upload/files", None, &g), Family::Gemini);
+        assert_eq!(
+            other_upstream("/v1/models", Some("pageSize=5&key=abc"), &HeaderMap::new()),
+            Family::Gemini
+        );
+        assert_eq!(
+            other_upstream("/v1/models", Some("monkey=1"), &HeaderMap::new()),
+            Family::Messages
+        );
+        let mut a = HeaderMap::new();
+        a.insert("x-api-key", "sk-ant".parse().expect("v"));
+        a.insert("authorization", "Bearer x".parse().expect("v"));
+        assert_eq!(other_upstream("/v1/models", None, &a), Family::Messages);
     }
 }

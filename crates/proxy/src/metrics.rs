@@ -348,6 +348,14 @@ mod tests {
             let _g = m.in_flight();
             assert!(m.render().contains("turnkeeper_proxy_in_flight 1\n"));
         }
+        // The guard gone, the request is no longer in flight.
+        assert!(m.render().contains("turnkeeper_proxy_in_flight 0\n"));
+        assert_eq!(m.added_count("gemini"), 0);
+        assert_eq!(m.added_count("other"), 0);
         assert_eq!(label_text(&[("a", "x\"y")]), "a=\"x\\\"y\"");
+        assert_eq!(
+            label_text(&[("route", "chat"), ("rule", "a\\b\nc")]),
+            "route=\"chat\",rule=\"a\\\\b\\nc\""
+        );
     }
 }
