@@ -44,17 +44,41 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::{Exchange, Mock, response_content, tool_turn};
 
-/// The proxy process, stopped when dropped.
-struct ProxyProcess {
-    child: Child,
-    url: String,
+/// A child process, stopped when dropped (also when the bench panics while it starts).
+struct Stopped(Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
-impl Drop for ProxyProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// The address a starting process says it listens on: the first word `http://127.0.0.1:...`
+/// of its `lines`, each line handed to `keep` as it is read.
+fn address(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    keep: &mut impl FnMut(&str),
+) -> String {
+    loop {
+        let line = match lines.next() {
+            Some(Ok(line)) => line,
+            _ => panic!("the process exited before saying its address"),
+        };
+        keep(&line);
+        if let Some(url) = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://127.0.0.1:"))
+        {
+            return url.to_owned();
+        }
     }
+}
+
+/// The proxy process, stopped when dropped.
+struct ProxyProcess {
+    child: Stopped,
+    url: String,
 }
 
 impl ProxyProcess {
@@ -73,15 +97,17 @@ impl ProxyProcess {
             "{} is missing: run `cargo build --release -p turnkeeper-cli` first (or set TURNKEEPER_BIN)",
             bin.display()
         );
-        let mut child = Command::new(&bin)
-            .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream])
-            .args(["--upstream-openai", upstream, "--upstream-gemini", upstream])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the proxy starts");
-        let stderr = child.stderr.take().expect("stderr");
+        let mut child = Stopped(
+            Command::new(&bin)
+                .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream])
+                .args(["--upstream-openai", upstream, "--upstream-gemini", upstream])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the proxy starts"),
+        );
+        let stderr = child.0.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
         // `TURNKEEPER_BENCH_PROXY_LOG=FILE` (with the proxy's `TURNKEEPER_LOG`) keeps what the
         // proxy logs in FILE; the address is on the first line that names one.
@@ -94,19 +120,7 @@ impl ProxyProcess {
                 let _ = writeln!(f, "{line}");
             }
         };
-        let url = loop {
-            let line = match lines.next() {
-                Some(Ok(line)) => line,
-                _ => panic!("the proxy exited before saying its address"),
-            };
-            keep(&line);
-            if let Some(url) = line
-                .split_whitespace()
-                .find(|w| w.starts_with("http://127.0.0.1:"))
-            {
-                break url.to_owned();
-            }
-        };
+        let url = address(&mut lines, &mut keep);
         // Keep draining stderr so the proxy never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -117,7 +131,7 @@ impl ProxyProcess {
     }
 
     fn status(&self, key: &str) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.0.id()))
             .unwrap_or_default();
         s.lines()
             .find(|l| l.starts_with(key))
@@ -135,7 +149,7 @@ impl ProxyProcess {
     }
 
     fn fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.0.id()))
             .map(|d| d.count())
             .unwrap_or(0)
     }
@@ -211,35 +225,24 @@ fn start_hop(upstream: String) -> String {
 /// The hop as a process of its own, as the proxy is (this bench binary again, `hop UPSTREAM`):
 /// the floor of a proxy process, crossing the same process boundaries. Stopped when dropped.
 struct HopProcess {
-    child: Child,
+    _child: Stopped,
     url: String,
 }
 
 impl HopProcess {
     fn start(upstream: &str) -> HopProcess {
         let exe = std::env::current_exe().expect("the bench's own path");
-        let mut child = Command::new(exe)
-            .args(["hop", upstream])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the hop starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut first = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut first)
-            .expect("the hop says its address");
-        HopProcess {
-            child,
-            url: first.trim().to_owned(),
-        }
-    }
-}
-
-impl Drop for HopProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let mut child = Stopped(
+            Command::new(exe)
+                .args(["hop", upstream])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the hop starts"),
+        );
+        let stdout = child.0.stdout.take().expect("stdout");
+        let url = address(&mut BufReader::new(stdout).lines(), &mut |_| {});
+        HopProcess { _child: child, url }
     }
 }
 
@@ -583,10 +586,10 @@ async fn assert_forwarded_as_sent(mock: &Mock, proxy: &str, path: &str, body: &s
     );
 }
 
-/// The proxy's own `turnkeeper_proxy_added_seconds` sum and count for `route` (time spent
-/// before forwarding).
-/// The sum and count of the proxy's histogram `turnkeeper_proxy_{name}` on `route`.
-async fn histogram(client: &reqwest::Client, url: &str, name: &str, route: &str) -> (f64, f64) {
+/// The proxy's time before forwarding on `route`, from one `/metrics`: the sum and count of
+/// `turnkeeper_proxy_added_seconds`, and the sum of `turnkeeper_proxy_judged_seconds` (its part
+/// after the body's last byte).
+async fn added(client: &reqwest::Client, url: &str, route: &str) -> (f64, f64, f64) {
     let text = client
         .get(format!("{url}/metrics"))
         .send()
@@ -596,15 +599,16 @@ async fn histogram(client: &reqwest::Client, url: &str, name: &str, route: &str)
         .await
         .expect("text");
     let get = |name: &str| {
-        let prefix = format!("{name}{{route=\"{route}\"}} ");
+        let prefix = format!("turnkeeper_proxy_{name}{{route=\"{route}\"}} ");
         text.lines()
             .find_map(|l| l.strip_prefix(&prefix))
             .and_then(|v| v.trim().parse::<f64>().ok())
             .unwrap_or(0.0)
     };
     (
-        get(&format!("turnkeeper_proxy_{name}_sum")),
-        get(&format!("turnkeeper_proxy_{name}_count")),
+        get("added_seconds_sum"),
+        get("added_seconds_count"),
+        get("judged_seconds_sum"),
     )
 }
 
@@ -654,8 +658,7 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             timed(&client, &hop, path, body_at(k), id).await;
             timed(&client, &hop_process.url, path, body_at(k), id).await;
         }
-        let (sum0, n0) = histogram(&client, &proxy.url, "added_seconds", family.route()).await;
-        let (judged0, _) = histogram(&client, &proxy.url, "judged_seconds", family.route()).await;
+        let (sum0, n0, judged0) = added(&client, &proxy.url, family.route()).await;
         let (mut direct, mut through, mut extra) = (Vec::new(), Vec::new(), Vec::new());
         let (mut hopped, mut hopped_apart) = (Vec::new(), Vec::new());
         for k in warm..warm + runs {
@@ -670,8 +673,7 @@ async fn latency(mock: &Mock, family: Family, smoke: bool) {
             hopped.push(h - d);
             hopped_apart.push(a - d);
         }
-        let (sum1, n1) = histogram(&client, &proxy.url, "added_seconds", family.route()).await;
-        let (judged1, _) = histogram(&client, &proxy.url, "judged_seconds", family.route()).await;
+        let (sum1, n1, judged1) = added(&client, &proxy.url, family.route()).await;
         assert!(
             n1 - n0 >= runs as f64,
             "the proxy counted {} requests on route {}",

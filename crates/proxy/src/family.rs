@@ -38,6 +38,11 @@ impl Family {
         }
     }
 
+    /// The family whose [`Family::label`] is `label`.
+    pub(crate) fn of_label(label: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.label() == label)
+    }
+
     /// The body format the rules read.
     pub(crate) fn format(self) -> Format {
         match self {

@@ -109,6 +109,11 @@ impl Histogram {
         let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
+
+    /// The sum of the observed durations, in seconds.
+    fn sum_seconds(&self) -> f64 {
+        self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
 }
 
 /// Writes the histograms `per_family` (one per family, labelled by route) as the Prometheus
@@ -133,7 +138,7 @@ fn render_histograms(out: &mut String, name: &str, help: &str, per_family: &[His
             out,
             "turnkeeper_proxy_{name}_bucket{{route=\"{route}\",le=\"+Inf\"}} {count}"
         );
-        let sum = h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        let sum = h.sum_seconds();
         let _ = writeln!(
             out,
             "turnkeeper_proxy_{name}_sum{{route=\"{route}\"}} {sum}"
@@ -230,22 +235,18 @@ impl Metrics {
 
     /// How many requests of the route labelled `route` had their added latency observed.
     pub fn added_count(&self, route: &str) -> u64 {
-        Family::ALL
-            .iter()
-            .find(|f| f.label() == route)
-            .map_or(0, |f| self.added[f.index()].count.load(Ordering::Relaxed))
+        Family::of_label(route).map_or(0, |f| self.added[f.index()].count.load(Ordering::Relaxed))
     }
 
     /// For the route labelled `route`: the seconds added in all (the body arriving included) and
     /// of them the seconds judged (after the body's last byte), summed over its requests.
     pub fn added_and_judged_seconds(&self, route: &str) -> (f64, f64) {
-        let sum = |h: &Histogram| h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-        Family::ALL
-            .iter()
-            .find(|f| f.label() == route)
-            .map_or((0.0, 0.0), |f| {
-                (sum(&self.added[f.index()]), sum(&self.judged[f.index()]))
-            })
+        Family::of_label(route).map_or((0.0, 0.0), |f| {
+            (
+                self.added[f.index()].sum_seconds(),
+                self.judged[f.index()].sum_seconds(),
+            )
+        })
     }
 
     /// Prometheus text format, version 0.0.4.
